@@ -1,0 +1,15 @@
+// Package assets embeds the asset catalog, its templates and the tombstones.
+package assets
+
+import "embed"
+
+// FS holds metadata.yaml, every template it names and tombstones/.
+//
+//go:embed metadata.yaml hco machine-config descheduler tombstones
+var FS embed.FS
+
+// CatalogPath is the catalog's path inside FS.
+const CatalogPath = "metadata.yaml"
+
+// TombstonesDir is the folder inside FS holding one sub-folder per release.
+const TombstonesDir = "tombstones"

@@ -1,0 +1,32 @@
+// Package annotations names the annotations and labels that are the
+// autopilot's whole user interface: it adds no API of its own.
+package annotations
+
+const (
+	// FieldManager is the server-side apply field manager of every write.
+	FieldManager = "virt-platform-autopilot"
+
+	// ManagedByLabel is stamped on every object the autopilot applies; the
+	// manager's cache only holds objects carrying it.
+	ManagedByLabel = "platform.kubevirt.io/managed-by"
+	// ManagedByValue is ManagedByLabel's value.
+	ManagedByValue = "virt-platform-autopilot"
+
+	// Asset records which catalog asset an applied object came from, so an
+	// opt-in asset's objects can be found again when it turns off.
+	Asset = "platform.kubevirt.io/asset"
+
+	// Patch on a managed object holds an RFC 6902 JSON patch applied to the
+	// rendered object before it is compared and applied.
+	Patch = "platform.kubevirt.io/patch"
+	// IgnoreFields on a managed object holds comma-separated RFC 6901
+	// pointers whose live values the autopilot keeps.
+	IgnoreFields = "platform.kubevirt.io/ignore-fields"
+	// Mode "unmanaged" on a managed object opts it out entirely.
+	Mode = "platform.kubevirt.io/mode"
+	// ModeUnmanaged is the opt-out value of Mode.
+	ModeUnmanaged = "unmanaged"
+	// DisabledResources on the HCO lists objects never to create
+	// ("Kind/name" or "Kind/namespace/name", globs allowed, comma separated).
+	DisabledResources = "platform.kubevirt.io/disabled-resources"
+)

@@ -1,0 +1,145 @@
+// Package catalog loads and validates the asset catalog (assets/metadata.yaml).
+//
+// The catalog is the single description of what the autopilot manages: the
+// controller, the render CLI, the RBAC generator and the docs all read it.
+// Loading is strict: an unknown field or a malformed condition is a build-time
+// bug, so it fails with a message naming the asset and the problem.
+package catalog
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Install says when an asset is active.
+type Install string
+
+const (
+	// InstallAlways assets are active whenever their conditions (if any) hold.
+	InstallAlways Install = "always"
+	// InstallOptIn assets are active only when their conditions hold, and
+	// what they created is removed when they stop holding.
+	InstallOptIn Install = "opt-in"
+)
+
+// Asset is one catalog entry: an embedded template rendering exactly one object.
+type Asset struct {
+	Name           string      `json:"name"`
+	Path           string      `json:"path"`
+	Component      string      `json:"component"`
+	ReconcileOrder int         `json:"reconcile_order"`
+	Install        Install     `json:"install"`
+	Description    string      `json:"description,omitempty"`
+	Group          string      `json:"group,omitempty"`
+	GateCRD        string      `json:"gate_crd,omitempty"`
+	Conditions     []Condition `json:"conditions,omitempty"`
+	// Params are passed to the template as .Params, so one template can serve
+	// several assets (for example one MachineConfig per pool role).
+	Params map[string]string `json:"params,omitempty"`
+}
+
+// OptIn reports whether the asset's objects are removed when it becomes inactive.
+func (a *Asset) OptIn() bool { return a.Install == InstallOptIn }
+
+// Catalog is the validated, ordered list of assets.
+type Catalog struct {
+	Assets []Asset `json:"assets"`
+}
+
+// Get returns the asset with the given name.
+func (c *Catalog) Get(name string) (*Asset, bool) {
+	for i := range c.Assets {
+		if c.Assets[i].Name == name {
+			return &c.Assets[i], true
+		}
+	}
+	return nil, false
+}
+
+var assetName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+
+// Load reads and validates the catalog file at path inside fsys. Assets are
+// returned sorted by reconcile_order, ties broken by name so the order is stable.
+func Load(fsys fs.FS, path string) (*Catalog, error) {
+	raw, err := fs.ReadFile(fsys, path)
+	if err != nil {
+		return nil, fmt.Errorf("read catalog: %w", err)
+	}
+	return Parse(fsys, raw)
+}
+
+// Parse validates raw catalog YAML; template paths are checked against fsys.
+func Parse(fsys fs.FS, raw []byte) (*Catalog, error) {
+	var c Catalog
+	if err := yaml.UnmarshalStrict(bytes.TrimSpace(raw), &c); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	if len(c.Assets) == 0 {
+		return nil, fmt.Errorf("catalog: no assets")
+	}
+	seen := map[string]bool{}
+	var errs []string
+	for i := range c.Assets {
+		a := &c.Assets[i]
+		if err := validate(fsys, a); err != nil {
+			errs = append(errs, fmt.Sprintf("asset %d (%q): %v", i, a.Name, err))
+			continue
+		}
+		if seen[a.Name] {
+			errs = append(errs, fmt.Sprintf("asset %q: duplicate name", a.Name))
+		}
+		seen[a.Name] = true
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("catalog is invalid:\n  %s", strings.Join(errs, "\n  "))
+	}
+	sort.SliceStable(c.Assets, func(i, j int) bool {
+		if c.Assets[i].ReconcileOrder != c.Assets[j].ReconcileOrder {
+			return c.Assets[i].ReconcileOrder < c.Assets[j].ReconcileOrder
+		}
+		return c.Assets[i].Name < c.Assets[j].Name
+	})
+	return &c, nil
+}
+
+func validate(fsys fs.FS, a *Asset) error {
+	if !assetName.MatchString(a.Name) {
+		return fmt.Errorf("name must be lower-case alphanumerics and dashes")
+	}
+	if a.Path == "" {
+		return fmt.Errorf("path is required")
+	}
+	if fsys != nil {
+		if _, err := fs.Stat(fsys, a.Path); err != nil {
+			return fmt.Errorf("path %q: %w", a.Path, err)
+		}
+	}
+	if a.Component == "" {
+		return fmt.Errorf("component (the Kind the template renders) is required")
+	}
+	if a.ReconcileOrder < 0 {
+		return fmt.Errorf("reconcile_order must be >= 0")
+	}
+	switch a.Install {
+	case InstallAlways, InstallOptIn:
+	case "":
+		return fmt.Errorf("install is required (always or opt-in)")
+	default:
+		return fmt.Errorf("install %q: must be always or opt-in", a.Install)
+	}
+	if a.Install == InstallOptIn && len(a.Conditions) == 0 {
+		return fmt.Errorf("an opt-in asset needs at least one condition, or it could never turn on")
+	}
+	for j := range a.Conditions {
+		if err := a.Conditions[j].validate(); err != nil {
+			return fmt.Errorf("condition %d: %w", j, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+package catalog
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ConditionType names one kind of activation check.
+type ConditionType string
+
+// The condition types an asset can require. All conditions of an asset must hold.
+const (
+	// CondAnnotation holds when the HCO carries Key with Value ("" = any value).
+	CondAnnotation ConditionType = "annotation"
+	// CondFeatureGate holds when HCO spec.featureGates enables Name.
+	CondFeatureGate ConditionType = "feature-gate"
+	// CondHardware holds when the named Detector found hardware on some node.
+	CondHardware ConditionType = "hardware"
+	// CondHCOFieldUnconfigured holds when Path (dot separated) is unset, null
+	// or empty on the effective HCO: the asset fills a gap, never overrides.
+	CondHCOFieldUnconfigured ConditionType = "hco-field-unconfigured"
+	// CondTopology holds when topology Field equals Value ("true" if empty).
+	CondTopology ConditionType = "topology"
+)
+
+// Detectors are the hardware facts a RenderContext provides.
+var Detectors = []string{"pciDevices", "numa", "iommu", "usbDevices", "gpu", "sriov"}
+
+// TopologyFields are the boolean topology facts a RenderContext provides.
+var TopologyFields = []string{"openshift", "schedulableMasters", "singleNode", "compact", "externalControlPlane"}
+
+// Condition is one activation check. Only the fields of its Type may be set.
+type Condition struct {
+	Type     ConditionType `json:"type"`
+	Key      string        `json:"key,omitempty"`
+	Value    *string       `json:"value,omitempty"`
+	Name     string        `json:"name,omitempty"`
+	Detector string        `json:"detector,omitempty"`
+	Path     string        `json:"path,omitempty"`
+	Field    string        `json:"field,omitempty"`
+}
+
+// String describes the condition for status output and docs.
+func (c Condition) String() string {
+	switch c.Type {
+	case CondAnnotation:
+		if c.Value == nil || *c.Value == "" {
+			return fmt.Sprintf("HCO annotation %s is set", c.Key)
+		}
+		return fmt.Sprintf("HCO annotation %s=%q", c.Key, *c.Value)
+	case CondFeatureGate:
+		return fmt.Sprintf("HCO feature gate %s is enabled", c.Name)
+	case CondHardware:
+		return fmt.Sprintf("hardware %s detected", c.Detector)
+	case CondHCOFieldUnconfigured:
+		return fmt.Sprintf("HCO %s is not configured", c.Path)
+	case CondTopology:
+		return fmt.Sprintf("topology %s=%s", c.Field, c.want())
+	}
+	return string(c.Type)
+}
+
+// WantBool is the value a topology condition expects.
+func (c Condition) WantBool() bool { return c.want() == "true" }
+
+func (c Condition) want() string {
+	if c.Value == nil || *c.Value == "" {
+		return "true"
+	}
+	return *c.Value
+}
+
+func (c Condition) validate() error {
+	set := map[string]bool{
+		"key": c.Key != "", "value": c.Value != nil, "name": c.Name != "",
+		"detector": c.Detector != "", "path": c.Path != "", "field": c.Field != "",
+	}
+	allowed := map[ConditionType][]string{
+		CondAnnotation:           {"key", "value"},
+		CondFeatureGate:          {"name"},
+		CondHardware:             {"detector"},
+		CondHCOFieldUnconfigured: {"path"},
+		CondTopology:             {"field", "value"},
+	}
+	required := map[ConditionType]string{
+		CondAnnotation: "key", CondFeatureGate: "name", CondHardware: "detector",
+		CondHCOFieldUnconfigured: "path", CondTopology: "field",
+	}
+	fields, ok := allowed[c.Type]
+	if !ok {
+		return fmt.Errorf("unknown type %q (want annotation, feature-gate, hardware, hco-field-unconfigured or topology)", c.Type)
+	}
+	if !set[required[c.Type]] {
+		return fmt.Errorf("%s condition needs %q", c.Type, required[c.Type])
+	}
+	for f, isSet := range set {
+		if isSet && !contains(fields, f) {
+			return fmt.Errorf("%s condition does not take %q", c.Type, f)
+		}
+	}
+	switch c.Type {
+	case CondHardware:
+		if !contains(Detectors, c.Detector) {
+			return fmt.Errorf("unknown detector %q (known: %s)", c.Detector, strings.Join(Detectors, ", "))
+		}
+	case CondTopology:
+		if !contains(TopologyFields, c.Field) {
+			return fmt.Errorf("unknown topology field %q (known: %s)", c.Field, strings.Join(TopologyFields, ", "))
+		}
+		if w := c.want(); w != "true" && w != "false" {
+			return fmt.Errorf("topology value must be \"true\" or \"false\", got %q", w)
+		}
+	case CondHCOFieldUnconfigured:
+		if strings.HasPrefix(c.Path, ".") || strings.HasSuffix(c.Path, ".") || strings.Contains(c.Path, "..") {
+			return fmt.Errorf("path %q must be dot separated, like spec.virtualization.ksmConfiguration", c.Path)
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,87 @@
+// Package engine runs the patched-baseline pipeline for one asset:
+// evaluate (conditions, render, dependencies, exclusion, opt-out, patch,
+// mask) and sync (drift, anti-thrashing, server-side apply).
+//
+// Evaluate is pure apart from reading live objects through a LiveReader, so
+// the controller, the debug endpoints and the render CLI share it and cannot
+// disagree about what the autopilot would do.
+package engine
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+)
+
+// Outcome is what happened to (or would happen to) one asset.
+type Outcome string
+
+// Outcomes recorded per asset.
+const (
+	// Included: active and ready to sync (evaluation only).
+	Included Outcome = "Included"
+	// Inactive: an opt-in condition does not hold.
+	Inactive Outcome = "Inactive"
+	// Excluded by the HCO's disabled-resources annotation.
+	Excluded Outcome = "Excluded"
+	// Unmanaged: the live object opted out with platform.kubevirt.io/mode.
+	Unmanaged Outcome = "Unmanaged"
+	// Invalid: a user annotation on the object is malformed; the object is left as is.
+	Invalid Outcome = "Invalid"
+	// MissingDependency: the kind's CRD (or the gate CRD) is not installed.
+	MissingDependency Outcome = "MissingDependency"
+	// Failed: rendering or an API call failed.
+	Failed Outcome = "Failed"
+
+	// Applied: a write created or corrected the object.
+	Applied Outcome = "Applied"
+	// Unchanged: already in sync, nothing written.
+	Unchanged Outcome = "Unchanged"
+	// Throttled: drift persists but the write budget is spent.
+	Throttled Outcome = "Throttled"
+	// Deleted: an inactive opt-in asset's object was removed.
+	Deleted Outcome = "Deleted"
+)
+
+// Decision is the evaluation of one asset.
+type Decision struct {
+	Asset   *catalog.Asset
+	Outcome Outcome
+	Reason  string
+	// Rendered is the template output (the baseline), when rendering ran.
+	Rendered *unstructured.Unstructured
+	// Desired is Rendered after the user patch and mask, stamped with the
+	// managed-by label: exactly what would be applied. Set when Included.
+	Desired *unstructured.Unstructured
+	// Live is the object on the cluster, nil when absent or unknown.
+	Live *unstructured.Unstructured
+	// Customizations lists the user annotations in effect (patch, ignore-fields, unmanaged).
+	Customizations []string
+	// Annotation names the malformed user annotation when Outcome is Invalid.
+	Annotation string
+}
+
+// Target is the object the decision is about, for messages: the live
+// object, else the rendered one; nil when rendering failed.
+func (d *Decision) Target() *unstructured.Unstructured {
+	if d.Live != nil {
+		return d.Live
+	}
+	return d.Rendered
+}
+
+// Result is the outcome of syncing one decision.
+type Result struct {
+	Outcome Outcome
+	Reason  string
+	// Drift lists the fields that differed (JSON pointers).
+	Drift []string
+	// Opponents are the other field managers owning drifted fields: who the
+	// autopilot is fighting with.
+	Opponents []string
+	// RetryAfter is set when Throttled: when a write is allowed again.
+	RetryAfter string
+	// Object is the server's copy after a write.
+	Object *unstructured.Unstructured
+	Err    error
+}

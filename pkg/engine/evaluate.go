@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/overrides"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+)
+
+// LiveReader finds the live copy of an object; nil, nil when it does not exist.
+type LiveReader interface {
+	Live(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error)
+}
+
+// Evaluator decides, for each asset, what the autopilot would do.
+type Evaluator struct {
+	Renderer *render.Renderer
+}
+
+// Exclusions parses the HCO's disabled-resources annotation of rc; malformed
+// entries are returned as errors and ignored.
+func Exclusions(rc *rendercontext.RenderContext) (exclusion.Set, []error) {
+	v, _ := rc.HCOAnnotation(annotations.DisabledResources)
+	return exclusion.Parse(v)
+}
+
+// Evaluate runs conditions, render, dependency check, root exclusion,
+// opt-out, patch and mask for one asset. live may be nil (offline).
+func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *rendercontext.RenderContext, excl exclusion.Set, live LiveReader) Decision {
+	d := Decision{Asset: a}
+	if ok, why := ConditionsHold(a, rc); !ok {
+		d.Outcome, d.Reason = Inactive, why
+		// Still render (best effort) so the caller knows which object an
+		// opt-in asset would own, to remove it.
+		d.Rendered, _ = e.Renderer.Render(a.Path, rc, a.Params)
+		return d
+	}
+	obj, err := e.Renderer.Render(a.Path, rc, a.Params)
+	if err != nil {
+		d.Outcome, d.Reason = Failed, err.Error()
+		return d
+	}
+	d.Rendered = obj
+	gvk := obj.GroupVersionKind()
+	if !rc.KindAvailable(gvk) {
+		d.Outcome, d.Reason = MissingDependency, fmt.Sprintf("%s is not served by the cluster (CRD not installed)", gvkString(gvk))
+		return d
+	}
+	if a.GateCRD != "" && !rc.CRDInstalled(a.GateCRD) {
+		d.Outcome, d.Reason = MissingDependency, fmt.Sprintf("CRD %s is not installed", a.GateCRD)
+		return d
+	}
+	if r, hit := excl.Match(obj.GetKind(), obj.GetNamespace(), obj.GetName()); hit {
+		d.Outcome, d.Reason = Excluded, fmt.Sprintf("listed in HCO %s as %q", annotations.DisabledResources, r.String())
+		return d
+	}
+	if live != nil {
+		if d.Live, err = live.Live(ctx, gvk, obj.GetNamespace(), obj.GetName()); err != nil {
+			d.Outcome, d.Reason = Failed, fmt.Sprintf("read live object: %v", err)
+			return d
+		}
+	}
+	desired := obj.DeepCopy()
+	if d.Live != nil {
+		liveAnn := d.Live.GetAnnotations()
+		if liveAnn[annotations.Mode] == annotations.ModeUnmanaged {
+			d.Outcome, d.Reason = Unmanaged, fmt.Sprintf("object is annotated %s=%s", annotations.Mode, annotations.ModeUnmanaged)
+			d.Customizations = []string{"unmanaged"}
+			return d
+		}
+		if v, ok := liveAnn[annotations.Patch]; ok {
+			d.Customizations = append(d.Customizations, "patch")
+			patch, err := overrides.ParsePatch(v)
+			if err == nil {
+				desired, err = overrides.ApplyPatch(desired, patch)
+			}
+			if err != nil {
+				d.Outcome, d.Annotation, d.Reason = Invalid, annotations.Patch, err.Error()
+				return d
+			}
+		}
+		if v, ok := liveAnn[annotations.IgnoreFields]; ok {
+			d.Customizations = append(d.Customizations, "ignore-fields")
+			ptrs, err := overrides.ParseIgnoreFields(v)
+			if err == nil {
+				err = overrides.Mask(desired, d.Live, ptrs, annotations.FieldManager)
+			}
+			if err != nil {
+				d.Outcome, d.Annotation, d.Reason = Invalid, annotations.IgnoreFields, err.Error()
+				return d
+			}
+		}
+	}
+	stamp(desired, a.Name)
+	d.Desired = desired
+	d.Outcome = Included
+	return d
+}
+
+// stamp marks desired as the autopilot's: the label keeps it in the
+// manager's cache, the annotation ties it to its asset.
+func stamp(u *unstructured.Unstructured, asset string) {
+	labels := u.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[annotations.ManagedByLabel] = annotations.ManagedByValue
+	u.SetLabels(labels)
+	ann := u.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[annotations.Asset] = asset
+	u.SetAnnotations(ann)
+}
+
+func gvkString(gvk schema.GroupVersionKind) string {
+	if gvk.Group == "" {
+		return gvk.Version + "/" + gvk.Kind
+	}
+	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
+}

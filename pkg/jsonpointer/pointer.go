@@ -1,0 +1,152 @@
+// Package jsonpointer reads and edits unstructured objects by RFC 6901 pointers.
+package jsonpointer
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Pointer is a parsed RFC 6901 JSON pointer.
+type Pointer []string
+
+// Parse parses s ("/spec/a~1b/0"); the empty pointer (whole document) is refused.
+func Parse(s string) (Pointer, error) {
+	if !strings.HasPrefix(s, "/") {
+		return nil, fmt.Errorf("pointer %q must start with '/'", s)
+	}
+	parts := strings.Split(s[1:], "/")
+	for i, p := range parts {
+		if strings.Contains(strings.ReplaceAll(strings.ReplaceAll(p, "~0", ""), "~1", ""), "~") {
+			return nil, fmt.Errorf("pointer %q: invalid escape in %q (use ~0 for ~ and ~1 for /)", s, p)
+		}
+		parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
+	}
+	return parts, nil
+}
+
+// String renders the pointer back to RFC 6901 form.
+func (p Pointer) String() string {
+	var b strings.Builder
+	for _, t := range p {
+		b.WriteByte('/')
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
+	}
+	return b.String()
+}
+
+// HasPrefix reports whether p is q or below q.
+func (p Pointer) HasPrefix(q Pointer) bool {
+	if len(q) > len(p) {
+		return false
+	}
+	for i := range q {
+		if p[i] != q[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Get returns the value at p.
+func Get(doc any, p Pointer) (any, bool) {
+	cur := doc
+	for _, tok := range p {
+		switch c := cur.(type) {
+		case map[string]any:
+			v, ok := c[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			cur = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// Set stores v at p, creating missing maps on the way. A list index may be
+// an existing one or the list's length (append).
+func Set(doc map[string]any, p Pointer, v any) error {
+	if len(p) == 0 {
+		return fmt.Errorf("cannot replace the whole object")
+	}
+	_, err := set(doc, p, v)
+	return err
+}
+
+func set(node any, p Pointer, v any) (any, error) {
+	if len(p) == 0 {
+		return v, nil
+	}
+	tok := p[0]
+	switch c := node.(type) {
+	case nil:
+		if _, err := strconv.Atoi(tok); err == nil {
+			return nil, fmt.Errorf("cannot create list element %q of a missing list", tok)
+		}
+		child, err := set(nil, p[1:], v)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{tok: child}, nil
+	case map[string]any:
+		child, err := set(c[tok], p[1:], v)
+		if err != nil {
+			return nil, err
+		}
+		c[tok] = child
+		return c, nil
+	case []any:
+		i, err := strconv.Atoi(tok)
+		if err != nil || i < 0 || i > len(c) {
+			return nil, fmt.Errorf("list index %q out of range (length %d)", tok, len(c))
+		}
+		if i == len(c) {
+			child, err := set(nil, p[1:], v)
+			if err != nil {
+				return nil, err
+			}
+			return append(c, child), nil
+		}
+		child, err := set(c[i], p[1:], v)
+		if err != nil {
+			return nil, err
+		}
+		c[i] = child
+		return c, nil
+	default:
+		return nil, fmt.Errorf("cannot descend into a %T at %q", node, tok)
+	}
+}
+
+// Delete removes the value at p; a missing value is not an error.
+func Delete(doc map[string]any, p Pointer) {
+	if len(p) == 0 {
+		return
+	}
+	parent, ok := Get(doc, p[:len(p)-1])
+	if !ok {
+		return
+	}
+	last := p[len(p)-1]
+	switch c := parent.(type) {
+	case map[string]any:
+		delete(c, last)
+	case []any:
+		i, err := strconv.Atoi(last)
+		if err != nil || i < 0 || i >= len(c) {
+			return
+		}
+		// Lists are values: rebuild and store the shorter list in its parent.
+		shorter := append(append([]any{}, c[:i]...), c[i+1:]...)
+		_ = Set(doc, p[:len(p)-1], shorter)
+	}
+}

@@ -1,0 +1,86 @@
+// Package overrides applies a user's customizations of a managed object to
+// its rendered baseline: the JSON patch annotation and the ignore-fields mask.
+package overrides
+
+import (
+	"encoding/json"
+	"fmt"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/jsonpointer"
+)
+
+// protected are the paths a user patch may not touch: identity, status and
+// server-owned metadata. Changing them would apply a different object or
+// fight the API server.
+var protected = []jsonpointer.Pointer{
+	{"apiVersion"}, {"kind"}, {"status"},
+	{"metadata", "name"}, {"metadata", "namespace"}, {"metadata", "uid"},
+	{"metadata", "resourceVersion"}, {"metadata", "managedFields"},
+	{"metadata", "generation"}, {"metadata", "creationTimestamp"},
+}
+
+// ParsePatch decodes and checks an RFC 6902 patch annotation value.
+func ParsePatch(value string) (jsonpatch.Patch, error) {
+	patch, err := jsonpatch.DecodePatch([]byte(value))
+	if err != nil {
+		return nil, fmt.Errorf("not an RFC 6902 JSON patch array: %w", err)
+	}
+	for i, op := range patch {
+		kind := op.Kind()
+		switch kind {
+		case "add", "remove", "replace", "move", "copy", "test":
+		default:
+			return nil, fmt.Errorf("operation %d: unknown op %q", i, kind)
+		}
+		for _, field := range []string{"path", "from"} {
+			raw, ok := op[field]
+			if !ok || raw == nil {
+				if field == "path" {
+					return nil, fmt.Errorf("operation %d: missing path", i)
+				}
+				continue
+			}
+			var s string
+			if err := json.Unmarshal(*raw, &s); err != nil {
+				return nil, fmt.Errorf("operation %d: %s is not a string", i, field)
+			}
+			if s == "" {
+				return nil, fmt.Errorf("operation %d: %s may not replace the whole object", i, field)
+			}
+			p, err := jsonpointer.Parse(s)
+			if err != nil {
+				return nil, fmt.Errorf("operation %d: %w", i, err)
+			}
+			for _, q := range protected {
+				if p.HasPrefix(q) {
+					return nil, fmt.Errorf("operation %d: %s %s is protected (identity, status and server metadata cannot be patched)", i, field, s)
+				}
+			}
+		}
+	}
+	return patch, nil
+}
+
+// ApplyPatch returns obj with patch applied; obj is not modified.
+func ApplyPatch(obj *unstructured.Unstructured, patch jsonpatch.Patch) (*unstructured.Unstructured, error) {
+	doc, err := obj.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	out, err := patch.ApplyWithOptions(doc, &jsonpatch.ApplyOptions{EnsurePathExistsOnAdd: true, AllowMissingPathOnRemove: false, SupportNegativeIndices: true, AccumulatedCopySizeLimit: 1 << 20})
+	if err != nil {
+		return nil, fmt.Errorf("patch does not apply to the rendered object: %w", err)
+	}
+	res := &unstructured.Unstructured{}
+	if err := res.UnmarshalJSON(out); err != nil {
+		return nil, fmt.Errorf("patched object is invalid: %w", err)
+	}
+	if res.GetAPIVersion() != obj.GetAPIVersion() || res.GetKind() != obj.GetKind() ||
+		res.GetName() != obj.GetName() || res.GetNamespace() != obj.GetNamespace() {
+		return nil, fmt.Errorf("patch changed the object's identity")
+	}
+	return res, nil
+}

@@ -1,0 +1,162 @@
+// Package render turns an asset template and a RenderContext into exactly
+// one unstructured object.
+//
+// Templates use text/template with missing keys as errors and a safe subset
+// of sprig: nothing that reads the environment, the clock, randomness or
+// crypto, so the same context always renders the same bytes (a changing
+// render would be endless drift).
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"strings"
+	"sync"
+	"text/template"
+
+	"github.com/Masterminds/sprig/v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+)
+
+// unsafeFuncs are the sprig functions whose output depends on more than the input.
+var unsafeFuncs = []string{
+	"env", "expandenv", "getHostByName",
+	"now", "date", "dateInZone", "date_in_zone", "dateModify", "date_modify", "ago", "duration",
+	"durationRound", "htmlDate", "htmlDateInZone", "mustDateModify", "must_date_modify", "toDate", "mustToDate", "unixEpoch",
+	"randAlphaNum", "randAlpha", "randAscii", "randNumeric", "randBytes", "randInt", "uuidv4", "shuffle",
+	"genPrivateKey", "derivePassword", "buildCustomCert", "genCA", "genCAWithKey", "genSelfSignedCert",
+	"genSelfSignedCertWithKey", "genSignedCert", "genSignedCertWithKey", "encryptAES", "decryptAES",
+	"bcrypt", "htpasswd",
+}
+
+// Renderer parses each template once and renders it against contexts.
+type Renderer struct {
+	fsys  fs.FS
+	mu    sync.Mutex
+	cache map[string]*template.Template
+}
+
+// New returns a Renderer reading templates from fsys.
+func New(fsys fs.FS) *Renderer {
+	return &Renderer{fsys: fsys, cache: map[string]*template.Template{}}
+}
+
+// Data is what a template sees.
+type Data struct {
+	Namespace string
+	HCO       map[string]any
+	Topology  rendercontext.Topology
+	Hardware  rendercontext.Hardware
+	Params    map[string]string
+}
+
+// Render renders the template at path into one object.
+func (r *Renderer) Render(path string, rc *rendercontext.RenderContext, params map[string]string) (*unstructured.Unstructured, error) {
+	tpl, err := r.template(path)
+	if err != nil {
+		return nil, err
+	}
+	// Clone so the per-render CRD functions never race another render.
+	t, err := tpl.Clone()
+	if err != nil {
+		return nil, err
+	}
+	t.Funcs(contextFuncs(rc))
+	hco := rc.HCO
+	if hco == nil {
+		hco = map[string]any{}
+	}
+	if params == nil {
+		params = map[string]string{}
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, Data{Namespace: rc.Namespace, HCO: hco, Topology: rc.Topology, Hardware: rc.Hardware, Params: params}); err != nil {
+		return nil, fmt.Errorf("render %s: %w", path, err)
+	}
+	return decodeOne(path, buf.Bytes())
+}
+
+func (r *Renderer) template(path string) (*template.Template, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.cache[path]; ok {
+		return t, nil
+	}
+	src, err := fs.ReadFile(r.fsys, path)
+	if err != nil {
+		return nil, fmt.Errorf("read template: %w", err)
+	}
+	t, err := template.New(path).Option("missingkey=error").Funcs(baseFuncs()).Parse(string(src))
+	if err != nil {
+		return nil, fmt.Errorf("parse template %s: %w", path, err)
+	}
+	r.cache[path] = t
+	return t, nil
+}
+
+func baseFuncs() template.FuncMap {
+	f := sprig.TxtFuncMap()
+	for _, name := range unsafeFuncs {
+		delete(f, name)
+	}
+	f["toYaml"] = func(v any) (string, error) {
+		b, err := yaml.Marshal(v)
+		return strings.TrimSuffix(string(b), "\n"), err
+	}
+	// Placeholders so templates parse; replaced per render by contextFuncs.
+	for k, v := range contextFuncs(&rendercontext.RenderContext{}) {
+		f[k] = v
+	}
+	return f
+}
+
+// contextFuncs expose the installed CRDs' schemas to templates, for picking
+// the best value an operator version supports.
+func contextFuncs(rc *rendercontext.RenderContext) template.FuncMap {
+	return template.FuncMap{
+		"crdEnum":      rc.Enum,
+		"crdEnumFirst": rc.EnumFirst,
+		"crdHasField":  rc.HasField,
+	}
+}
+
+func decodeOne(path string, out []byte) (*unstructured.Unstructured, error) {
+	docs := 0
+	u := &unstructured.Unstructured{}
+	for _, doc := range strings.Split(string(out), "\n---") {
+		if strings.TrimSpace(stripComments(doc)) == "" {
+			continue
+		}
+		docs++
+		// Through JSON so integers stay int64, as the API machinery expects.
+		js, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			return nil, fmt.Errorf("render %s: invalid YAML: %w", path, err)
+		}
+		if err := u.UnmarshalJSON(js); err != nil {
+			return nil, fmt.Errorf("render %s: not a Kubernetes object: %w", path, err)
+		}
+	}
+	if docs != 1 {
+		return nil, fmt.Errorf("render %s: want exactly one object, got %d", path, docs)
+	}
+	if u.GetAPIVersion() == "" || u.GetKind() == "" || u.GetName() == "" {
+		return nil, fmt.Errorf("render %s: object needs apiVersion, kind and metadata.name", path)
+	}
+	return u, nil
+}
+
+func stripComments(doc string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}

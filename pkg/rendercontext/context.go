@@ -1,0 +1,155 @@
+// Package rendercontext turns cluster facts into the RenderContext every
+// template and condition reads.
+//
+// Building is split in two so the controller, the debug endpoints and the
+// offline CLI share one code path: Gather reads Facts from any client.Reader
+// (the manager's cache, a live client), New is a pure function of Facts
+// (which the CLI can also fill from files).
+package rendercontext
+
+import (
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// HCO identity. The HCO is the single reconcile key.
+const (
+	HCOGroup   = "hco.kubevirt.io"
+	HCOVersion = "v1"
+	HCOKind    = "HyperConverged"
+	HCOName    = "kubevirt-hyperconverged"
+)
+
+// RenderContext is everything a template may depend on.
+type RenderContext struct {
+	// Namespace is the HCO namespace (--namespace).
+	Namespace string
+	// HCO is the effective HyperConverged object, as unstructured content.
+	// Empty when rendering without an HCO.
+	HCO map[string]any
+	// Topology and Hardware are derived from nodes and OpenShift config objects.
+	Topology Topology
+	Hardware Hardware
+	// CRDs holds the installed CRDs by name, for schema-dependent rendering
+	// (profile fallback, optional fields). Nil or empty offline.
+	CRDs map[string]*apiextensionsv1.CustomResourceDefinition
+	// AssumeAllKinds treats every kind and CRD as installed: an offline
+	// render without CRD facts previews everything that would be active.
+	AssumeAllKinds bool
+}
+
+// Topology are cluster shape facts.
+type Topology struct {
+	OpenShift            bool   `json:"openshift"`
+	Platform             string `json:"platform,omitempty"`
+	ControlPlaneTopology string `json:"controlPlaneTopology,omitempty"`
+	SchedulableMasters   bool   `json:"schedulableMasters"`
+	SingleNode           bool   `json:"singleNode"`
+	Compact              bool   `json:"compact"`
+	ExternalControlPlane bool   `json:"externalControlPlane"`
+	Masters              int    `json:"masters"`
+	Workers              int    `json:"workers"`
+	Nodes                int    `json:"nodes"`
+}
+
+// Bool returns the named topology fact (catalog.TopologyFields).
+func (t Topology) Bool(field string) (bool, bool) {
+	switch field {
+	case "openshift":
+		return t.OpenShift, true
+	case "schedulableMasters":
+		return t.SchedulableMasters, true
+	case "singleNode":
+		return t.SingleNode, true
+	case "compact":
+		return t.Compact, true
+	case "externalControlPlane":
+		return t.ExternalControlPlane, true
+	}
+	return false, false
+}
+
+// Hardware are facts detected from node labels and capacity.
+type Hardware struct {
+	PCIDevices bool `json:"pciDevices"`
+	NUMA       bool `json:"numa"`
+	IOMMU      bool `json:"iommu"`
+	USBDevices bool `json:"usbDevices"`
+	GPU        bool `json:"gpu"`
+	SRIOV      bool `json:"sriov"`
+	// CPUVendors lists the distinct CPU vendors seen (Intel, AMD), so kernel
+	// arguments can be rendered for each.
+	CPUVendors []string `json:"cpuVendors,omitempty"`
+}
+
+// Detected returns the named detector's result (catalog.Detectors).
+func (h Hardware) Detected(detector string) (bool, bool) {
+	switch detector {
+	case "pciDevices":
+		return h.PCIDevices, true
+	case "numa":
+		return h.NUMA, true
+	case "iommu":
+		return h.IOMMU, true
+	case "usbDevices":
+		return h.USBDevices, true
+	case "gpu":
+		return h.GPU, true
+	case "sriov":
+		return h.SRIOV, true
+	}
+	return false, false
+}
+
+// HCOObject returns the HCO as an Unstructured (nil when there is none).
+func (rc *RenderContext) HCOObject() *unstructured.Unstructured {
+	if len(rc.HCO) == 0 {
+		return nil
+	}
+	return &unstructured.Unstructured{Object: rc.HCO}
+}
+
+// HCOAnnotation returns an annotation of the HCO.
+func (rc *RenderContext) HCOAnnotation(key string) (string, bool) {
+	u := rc.HCOObject()
+	if u == nil {
+		return "", false
+	}
+	v, ok := u.GetAnnotations()[key]
+	return v, ok
+}
+
+// FeatureGateEnabled reports whether HCO v1 spec.featureGates lists name
+// with a state other than Disabled.
+func (rc *RenderContext) FeatureGateEnabled(name string) bool {
+	gates, _, _ := unstructured.NestedSlice(rc.HCO, "spec", "featureGates")
+	for _, g := range gates {
+		m, ok := g.(map[string]any)
+		if !ok || m["name"] != name {
+			continue
+		}
+		state, _ := m["state"].(string)
+		return !strings.EqualFold(state, "Disabled")
+	}
+	return false
+}
+
+// HCOFieldUnconfigured reports whether a dot-separated HCO path is unset,
+// null or an empty map or list.
+func (rc *RenderContext) HCOFieldUnconfigured(path string) bool {
+	v, found, err := unstructured.NestedFieldNoCopy(rc.HCO, strings.Split(path, ".")...)
+	if err != nil || !found || v == nil {
+		return true
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	case string:
+		return t == ""
+	}
+	return false
+}

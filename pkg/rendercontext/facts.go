@@ -1,0 +1,124 @@
+package rendercontext
+
+import (
+	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Facts are the raw inputs of a RenderContext.
+type Facts struct {
+	Namespace      string
+	HCO            *unstructured.Unstructured
+	Infrastructure *unstructured.Unstructured // config.openshift.io/v1 Infrastructure "cluster", if any
+	Scheduler      *unstructured.Unstructured // config.openshift.io/v1 Scheduler "cluster", if any
+	Nodes          []corev1.Node
+	CRDs           []apiextensionsv1.CustomResourceDefinition
+}
+
+const (
+	labelMaster       = "node-role.kubernetes.io/master"
+	labelControlPlane = "node-role.kubernetes.io/control-plane"
+	labelWorker       = "node-role.kubernetes.io/worker"
+	nfd               = "feature.node.kubernetes.io/"
+)
+
+// New builds a RenderContext from facts. It never fails: a missing fact
+// leaves its zero value, so an asset that needs it stays inactive.
+func New(f Facts) *RenderContext {
+	rc := &RenderContext{Namespace: f.Namespace, CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{}}
+	if f.HCO != nil {
+		rc.HCO = f.HCO.Object
+	}
+	for i := range f.CRDs {
+		rc.CRDs[f.CRDs[i].Name] = &f.CRDs[i]
+	}
+	rc.Topology = topology(f)
+	rc.Hardware = hardware(f.Nodes)
+	return rc
+}
+
+func topology(f Facts) Topology {
+	var t Topology
+	schedulableMasterNodes := 0
+	for i := range f.Nodes {
+		l := f.Nodes[i].Labels
+		_, m := l[labelMaster]
+		_, cp := l[labelControlPlane]
+		_, w := l[labelWorker]
+		if m || cp {
+			t.Masters++
+			if w {
+				schedulableMasterNodes++
+			}
+		} else {
+			t.Workers++
+		}
+	}
+	t.Nodes = len(f.Nodes)
+	if f.Infrastructure != nil {
+		t.OpenShift = true
+		t.ControlPlaneTopology, _, _ = unstructured.NestedString(f.Infrastructure.Object, "status", "controlPlaneTopology")
+		t.Platform, _, _ = unstructured.NestedString(f.Infrastructure.Object, "status", "platformStatus", "type")
+	}
+	if f.Scheduler != nil {
+		t.SchedulableMasters, _, _ = unstructured.NestedBool(f.Scheduler.Object, "spec", "mastersSchedulable")
+	} else {
+		// Without OpenShift's Scheduler object, masters that also carry the
+		// worker role are schedulable.
+		t.SchedulableMasters = schedulableMasterNodes > 0
+	}
+	t.ExternalControlPlane = t.ControlPlaneTopology == "External"
+	t.SingleNode = t.ControlPlaneTopology == "SingleReplica" || t.Nodes == 1
+	// Compact: every node is a control-plane node that also runs workloads.
+	t.Compact = t.Masters > 0 && t.Workers == 0 && t.SchedulableMasters && !t.SingleNode
+	if t.SingleNode {
+		t.SchedulableMasters = true
+	}
+	return t
+}
+
+func hardware(nodes []corev1.Node) Hardware {
+	var h Hardware
+	for i := range nodes {
+		n := &nodes[i]
+		for k, v := range n.Labels {
+			if !strings.HasPrefix(k, nfd) {
+				continue
+			}
+			feat := strings.TrimPrefix(k, nfd)
+			switch {
+			case strings.HasPrefix(feat, "pci-") && strings.HasSuffix(feat, ".present") && v == "true":
+				h.PCIDevices = true
+				// PCI class 03xx is a display controller.
+				if strings.HasPrefix(feat, "pci-03") {
+					h.GPU = true
+				}
+			case strings.HasPrefix(feat, "usb-") && strings.HasSuffix(feat, ".present") && v == "true":
+				h.USBDevices = true
+			case feat == "memory-numa" && v == "true":
+				h.NUMA = true
+			case feat == "iommu-enabled" && v == "true":
+				h.IOMMU = true
+			case feat == "network-sriov.capable" && v == "true":
+				h.SRIOV = true
+			case feat == "cpu-model.vendor_id":
+				vendor := map[string]string{"Intel": "Intel", "GenuineIntel": "Intel", "AMD": "AMD", "AuthenticAMD": "AMD"}[v]
+				if vendor != "" && !slices.Contains(h.CPUVendors, vendor) {
+					h.CPUVendors = append(h.CPUVendors, vendor)
+				}
+			}
+		}
+		for res := range n.Status.Capacity {
+			r := string(res)
+			if r == "nvidia.com/gpu" || r == "amd.com/gpu" || strings.HasPrefix(r, "gpu.intel.com/") {
+				h.GPU = true
+			}
+		}
+	}
+	slices.Sort(h.CPUVendors)
+	return h
+}

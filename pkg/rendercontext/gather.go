@@ -1,0 +1,89 @@
+package rendercontext
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Well-known object identities read into a RenderContext.
+var (
+	HCOGVK            = schema.GroupVersionKind{Group: HCOGroup, Version: HCOVersion, Kind: HCOKind}
+	InfrastructureGVK = schema.GroupVersionKind{Group: "config.openshift.io", Version: "v1", Kind: "Infrastructure"}
+	SchedulerGVK      = schema.GroupVersionKind{Group: "config.openshift.io", Version: "v1", Kind: "Scheduler"}
+)
+
+// Optional OpenShift config CRDs; their objects are read only when installed.
+const (
+	InfrastructureCRD = "infrastructures.config.openshift.io"
+	SchedulerCRD      = "schedulers.config.openshift.io"
+)
+
+// Gather reads Facts through r. The HCO is required (NotFound is returned
+// as is, so callers can idle); OpenShift config objects are read only when
+// their CRD is among the listed CRDs.
+func Gather(ctx context.Context, r client.Reader, namespace string) (Facts, error) {
+	f := Facts{Namespace: namespace}
+	hco, err := GetHCO(ctx, r, namespace)
+	if err != nil {
+		return f, err
+	}
+	f.HCO = hco
+
+	var crds apiextensionsv1.CustomResourceDefinitionList
+	if err := r.List(ctx, &crds); err != nil {
+		return f, fmt.Errorf("list CRDs: %w", err)
+	}
+	f.CRDs = crds.Items
+	has := map[string]bool{}
+	for i := range crds.Items {
+		has[crds.Items[i].Name] = true
+	}
+	if has[InfrastructureCRD] {
+		if f.Infrastructure, err = getOptional(ctx, r, InfrastructureGVK, "cluster"); err != nil {
+			return f, err
+		}
+	}
+	if has[SchedulerCRD] {
+		if f.Scheduler, err = getOptional(ctx, r, SchedulerGVK, "cluster"); err != nil {
+			return f, err
+		}
+	}
+	var nodes corev1.NodeList
+	if err := r.List(ctx, &nodes); err != nil {
+		return f, fmt.Errorf("list nodes: %w", err)
+	}
+	f.Nodes = nodes.Items
+	return f, nil
+}
+
+// GetHCO reads the HyperConverged object of namespace.
+func GetHCO(ctx context.Context, r client.Reader, namespace string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(HCOGVK)
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: HCOName}, u); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+func getOptional(ctx context.Context, r client.Reader, gvk schema.GroupVersionKind, name string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	err := r.Get(ctx, client.ObjectKey{Name: name}, u)
+	switch {
+	case err == nil:
+		return u, nil
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("get %s %s: %w", gvk.Kind, name, err)
+	}
+}

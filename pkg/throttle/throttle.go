@@ -1,0 +1,123 @@
+// Package throttle bounds corrective writes per object with token buckets,
+// so the autopilot never hot-loops against another actor that keeps
+// reverting a field. An empty bucket means "stop writing, report, wait";
+// the bucket refills by itself, so writing resumes once the fight stops.
+package throttle
+
+import (
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Config sizes every bucket.
+type Config struct {
+	// Burst corrective writes are allowed back to back.
+	Burst int
+	// Refill is the time to earn one more write.
+	Refill time.Duration
+	// IdleTTL drops buckets not used for this long (they are full again by then).
+	IdleTTL time.Duration
+}
+
+// DefaultConfig allows 5 quick corrections, then one every 2 minutes.
+var DefaultConfig = Config{Burst: 5, Refill: 2 * time.Minute, IdleTTL: time.Hour}
+
+// Throttle holds one bucket per object key. Safe for concurrent use.
+type Throttle struct {
+	cfg Config
+	now func() time.Time
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	lim       *rate.Limiter
+	lastUsed  time.Time
+	throttled bool
+}
+
+// New returns a Throttle; zero fields of cfg take DefaultConfig's values.
+func New(cfg Config) *Throttle {
+	if cfg.Burst <= 0 {
+		cfg.Burst = DefaultConfig.Burst
+	}
+	if cfg.Refill <= 0 {
+		cfg.Refill = DefaultConfig.Refill
+	}
+	if cfg.IdleTTL <= 0 {
+		cfg.IdleTTL = DefaultConfig.IdleTTL
+	}
+	return &Throttle{cfg: cfg, now: time.Now, buckets: map[string]*bucket{}}
+}
+
+// Allow takes a token for a write to key. When none is left it returns
+// false and how long until one is.
+func (t *Throttle) Allow(key string) (bool, time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	t.gc(now)
+	b := t.buckets[key]
+	if b == nil {
+		b = &bucket{lim: rate.NewLimiter(rate.Every(t.cfg.Refill), t.cfg.Burst)}
+		t.buckets[key] = b
+	}
+	b.lastUsed = now
+	if b.lim.AllowN(now, 1) {
+		b.throttled = false
+		return true, 0
+	}
+	b.throttled = true
+	r := b.lim.ReserveN(now, 1)
+	wait := r.DelayFrom(now)
+	r.CancelAt(now)
+	return false, wait
+}
+
+// State describes one object's bucket.
+type State struct {
+	Tokens    float64 `json:"tokens"`
+	Throttled bool    `json:"throttled"`
+}
+
+// State returns key's bucket state (a full bucket if it has none).
+func (t *Throttle) State(key string) State {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buckets[key]
+	if b == nil {
+		return State{Tokens: float64(t.cfg.Burst)}
+	}
+	return State{Tokens: b.lim.TokensAt(t.now()), Throttled: b.throttled}
+}
+
+// Throttled counts objects whose last write attempt was refused.
+func (t *Throttle) Throttled() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, b := range t.buckets {
+		if b.throttled {
+			n++
+		}
+	}
+	return n
+}
+
+// Forget drops key's bucket, for objects that are gone.
+func (t *Throttle) Forget(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.buckets, key)
+}
+
+func (t *Throttle) gc(now time.Time) {
+	for k, b := range t.buckets {
+		if now.Sub(b.lastUsed) > t.cfg.IdleTTL {
+			delete(t.buckets, k)
+		}
+	}
+}

@@ -1,0 +1,147 @@
+// Package tombstone removes objects earlier releases created and this one
+// no longer ships. A tombstone is a manifest under assets/tombstones/<release>/
+// naming the object; it is deleted only when provably the autopilot's.
+package tombstone
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+)
+
+// Tombstone names one obsolete object.
+type Tombstone struct {
+	Release string                     `json:"release"`
+	Path    string                     `json:"path"`
+	Object  *unstructured.Unstructured `json:"-"`
+}
+
+// Key is the object's "Kind/namespace/name".
+func (t Tombstone) Key() string { return engine.ObjectKey(t.Object) }
+
+// Load reads every tombstone under dir (one folder per release).
+func Load(fsys fs.FS, dir string) ([]Tombstone, error) {
+	var out []Tombstone
+	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+			return err
+		}
+		raw, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		js, err := yaml.YAMLToJSON(raw)
+		if err != nil {
+			return fmt.Errorf("tombstone %s: %w", p, err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(js); err != nil {
+			return fmt.Errorf("tombstone %s: %w", p, err)
+		}
+		if u.GetName() == "" {
+			return fmt.Errorf("tombstone %s: metadata.name is required", p)
+		}
+		rel := strings.TrimPrefix(path.Dir(p), dir+"/")
+		out = append(out, Tombstone{Release: rel, Path: p, Object: u})
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, err
+}
+
+// Status is one tombstone's last outcome.
+type Status string
+
+// Tombstone outcomes.
+const (
+	Gone    Status = "Gone"    // deleted now or confirmed absent
+	Skipped Status = "Skipped" // present but not provably ours: left alone
+	Error   Status = "Error"   // the read or delete failed; retried next reconcile
+)
+
+// Result reports one tombstone.
+type Result struct {
+	Tombstone Tombstone
+	Status    Status
+	Deleted   bool // true only when this pass deleted it
+	Reason    string
+}
+
+// Reaper processes tombstones. Reads go to the API server, not the cache:
+// the cache only holds labelled objects, and a cache miss is no proof of
+// absence. Once an object is confirmed gone it is not read again, so
+// tombstones cost nothing in steady state.
+type Reaper struct {
+	Reader client.Reader
+	Writer client.Writer
+
+	mu   sync.Mutex
+	gone map[string]bool
+}
+
+// Reap processes every tombstone; failures are reported, never fatal.
+func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone) []Result {
+	out := make([]Result, 0, len(tombstones))
+	for _, t := range tombstones {
+		out = append(out, r.reapOne(ctx, t))
+	}
+	return out
+}
+
+func (r *Reaper) reapOne(ctx context.Context, t Tombstone) Result {
+	res := Result{Tombstone: t}
+	if r.isGone(t.Key()) {
+		res.Status = Gone
+		return res
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(t.Object.GroupVersionKind())
+	err := r.Reader.Get(ctx, client.ObjectKeyFromObject(t.Object), live)
+	switch {
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		r.markGone(t.Key())
+		res.Status = Gone
+		return res
+	case err != nil:
+		res.Status, res.Reason = Error, err.Error()
+		return res
+	}
+	deleted, why, err := engine.SafeDelete(ctx, r.Writer, live)
+	switch {
+	case err != nil:
+		res.Status, res.Reason = Error, err.Error()
+	case !deleted:
+		res.Status, res.Reason = Skipped, "not provably ours: "+why
+	default:
+		r.markGone(t.Key())
+		res.Status, res.Deleted = Gone, true
+	}
+	return res
+}
+
+func (r *Reaper) isGone(k string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gone[k]
+}
+
+func (r *Reaper) markGone(k string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gone == nil {
+		r.gone = map[string]bool{}
+	}
+	r.gone[k] = true
+}
