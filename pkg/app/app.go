@@ -1,0 +1,113 @@
+// Package app assembles the controller manager: scheme, scoped cache,
+// reconciler, probes and servers. The binary and the integration tests
+// build the manager through it, so tests run exactly what ships.
+package app
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/kubevirt/virt-platform-autopilot/assets"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
+)
+
+// Config are the manager's settings (the run command's flags).
+type Config struct {
+	Namespace          string
+	MetricsBindAddress string
+	ProbeBindAddress   string
+	DebugBindAddress   string
+	LeaderElection     bool
+	Resync             time.Duration
+	Throttle           throttle.Config
+}
+
+// Scheme holds the typed kinds the autopilot reads; managed kinds are
+// handled as unstructured objects, so no third-party Go types are needed.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// LoadEmbedded loads the embedded catalog and tombstones.
+func LoadEmbedded() (*catalog.Catalog, []tombstone.Tombstone, error) {
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	ts, err := tombstone.Load(assets.FS, assets.TombstonesDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cat, ts, nil
+}
+
+// NewManager builds a manager running the autopilot reconciler.
+func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconciler, error) {
+	cat, ts, err := LoadEmbedded()
+	if err != nil {
+		return nil, nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  Scheme(),
+		Cache:                   controller.CacheOptions(c.Namespace, cat),
+		Metrics:                 metricsserver.Options{BindAddress: orDisabled(c.MetricsBindAddress)},
+		HealthProbeBindAddress:  orDisabled(c.ProbeBindAddress),
+		LeaderElection:          c.LeaderElection,
+		LeaderElectionID:        "virt-platform-autopilot.kubevirt.io",
+		LeaderElectionNamespace: c.Namespace,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("create manager: %w", err)
+	}
+	r, err := controller.Setup(mgr, controller.Options{
+		Namespace:  c.Namespace,
+		Catalog:    cat,
+		Renderer:   render.New(assets.FS),
+		Tombstones: ts,
+		Throttle:   c.Throttle,
+		Resync:     c.Resync,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	// Ready only once every informer started so far has synced.
+	if err := mgr.AddReadyzCheck("caches", func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return fmt.Errorf("caches not synced")
+		}
+		return nil
+	}); err != nil {
+		return nil, nil, err
+	}
+	return mgr, r, nil
+}
+
+func orDisabled(addr string) string {
+	if addr == "" {
+		return "0"
+	}
+	return addr
+}

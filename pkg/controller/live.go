@@ -1,0 +1,40 @@
+package controller
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// liveReader reads managed objects from the label-filtered cache. A cache
+// miss only means "not labelled as ours", never "absent": the object may
+// exist unlabelled (pre-created, or the label removed by a user), and its
+// opt-out or patch annotations must still be honoured, so a miss falls back
+// to one direct read.
+type liveReader struct {
+	cache  client.Reader
+	direct client.Reader
+}
+
+func (l liveReader) Live(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	u := unstructuredOf(gvk)
+	err := l.cache.Get(ctx, key, u)
+	if err == nil {
+		return u, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	u = unstructuredOf(gvk)
+	if err := l.direct.Get(ctx, key, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return u, nil
+}

@@ -1,0 +1,227 @@
+// Package controller runs the autopilot: one reconciler keyed on the HCO
+// that applies the golden HCO config, reads the effective HCO back, and
+// syncs every other asset from it.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
+)
+
+// Options configure the reconciler.
+type Options struct {
+	// Namespace of the HCO.
+	Namespace string
+	Catalog   *catalog.Catalog
+	Renderer  *render.Renderer
+	// Tombstones to reap on every reconcile.
+	Tombstones []tombstone.Tombstone
+	Throttle   throttle.Config
+	// Resync re-evaluates everything this often even without events (no API
+	// request unless something drifted). Zero means 10 minutes.
+	Resync time.Duration
+}
+
+// Reconciler is the autopilot's single reconciler.
+type Reconciler struct {
+	opts      Options
+	cache     client.Reader
+	evaluator *engine.Evaluator
+	syncer    *engine.Syncer
+	reaper    *tombstone.Reaper
+	live      liveReader
+	writer    client.Client
+	recorder  events.EventRecorder
+	watches   *watches
+	status    *statusStore
+}
+
+// Setup registers the reconciler with mgr, whose cache must have been built
+// with CacheOptions.
+func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
+	if opts.Resync == 0 {
+		opts.Resync = 10 * time.Minute
+	}
+	r := &Reconciler{
+		opts:      opts,
+		cache:     mgr.GetCache(),
+		evaluator: &engine.Evaluator{Renderer: opts.Renderer},
+		syncer:    &engine.Syncer{Client: mgr.GetClient(), Throttle: throttle.New(opts.Throttle)},
+		reaper:    &tombstone.Reaper{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()},
+		live:      liveReader{cache: mgr.GetCache(), direct: mgr.GetAPIReader()},
+		writer:    mgr.GetClient(),
+		recorder:  mgr.GetEventRecorder(annotations.FieldManager),
+		status:    newStatusStore(),
+	}
+	toHCO := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: r.hcoKey()}}
+	})
+	// Nodes matter only for their labels and capacity (hardware facts).
+	nodeFacts := predicate.Or(predicate.LabelChangedPredicate{}, predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*corev1.Node)
+			n, ok2 := e.ObjectNew.(*corev1.Node)
+			return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Status.Capacity, n.Status.Capacity)
+		},
+	})
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		Named("autopilot").
+		WatchesRawSource(source.Kind[client.Object](mgr.GetCache(), &apiextensionsv1.CustomResourceDefinition{}, toHCO)).
+		WatchesRawSource(source.Kind[client.Object](mgr.GetCache(), &corev1.Node{}, toHCO, nodeFacts)).
+		Build(r)
+	if err != nil {
+		return nil, err
+	}
+	// The CRD and Node watches' initial lists trigger the first reconcile.
+	r.watches = &watches{ctrl: c, cache: mgr.GetCache(), handler: toHCO, active: map[schema.GroupVersionKind]bool{}}
+	return r, nil
+}
+
+func (r *Reconciler) hcoKey() types.NamespacedName {
+	return types.NamespacedName{Namespace: r.opts.Namespace, Name: rendercontext.HCOName}
+}
+
+// Reconcile converges every asset. It reads only the cache; it writes only
+// when something drifted.
+func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	start := time.Now()
+	defer func() { metrics.ReconcileDuration.Observe(time.Since(start).Seconds()) }()
+	logger := log.FromContext(ctx)
+
+	facts, err := rendercontext.Gather(ctx, r.cache, r.opts.Namespace)
+	if err != nil {
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			// No HCO (or no HCO CRD): nothing to manage. CRD events and
+			// the HCO watch wake us up when that changes.
+			logger.V(1).Info("no HyperConverged to manage", "namespace", r.opts.Namespace, "reason", err.Error())
+			return reconcile.Result{}, r.watches.sync(ctx, r.baseWatches(rendercontext.New(facts)))
+		}
+		return reconcile.Result{}, fmt.Errorf("read cluster facts: %w", err)
+	}
+	rc := rendercontext.New(facts)
+	hco := facts.HCO
+
+	excl, exclErrs := engine.Exclusions(rc)
+	r.recordExclusionErrors(hco, exclErrs)
+	r.recordTombstones(hco, r.reaper.Reap(ctx, r.opts.Tombstones))
+
+	want := r.baseWatches(rc)
+	var errs []error
+	var retry time.Duration
+	for i := range r.opts.Catalog.Assets {
+		a := &r.opts.Catalog.Assets[i]
+		d := r.evaluator.Evaluate(ctx, a, rc, excl, r.live)
+		var res engine.Result
+		switch d.Outcome {
+		case engine.Included:
+			res = r.syncer.Sync(ctx, &d)
+		case engine.Inactive:
+			res = r.deactivate(ctx, &d, rc, excl)
+		default:
+			res = engine.Result{Outcome: d.Outcome, Reason: d.Reason}
+		}
+		if d.Rendered != nil && d.Outcome != engine.MissingDependency && rc.KindAvailable(d.Rendered.GroupVersionKind()) {
+			want[d.Rendered.GroupVersionKind()] = true
+		}
+		r.record(hco, &d, res)
+		if res.Err != nil {
+			errs = append(errs, fmt.Errorf("asset %s: %w", a.Name, res.Err))
+		}
+		if res.Outcome == engine.Throttled {
+			if w, err := time.ParseDuration(res.RetryAfter); err == nil && (retry == 0 || w < retry) {
+				retry = w
+			}
+		}
+		// The HCO comes first; everything after renders from its effective state.
+		if a.ReconcileOrder == 0 && res.Object != nil && res.Object.GroupVersionKind() == rendercontext.HCOGVK {
+			rc.HCO = res.Object.Object
+		}
+	}
+	if err := r.watches.sync(ctx, want); err != nil {
+		errs = append(errs, fmt.Errorf("update watches: %w", err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return reconcile.Result{}, err
+	}
+	if retry > 0 {
+		return reconcile.Result{RequeueAfter: retry + time.Second}, nil
+	}
+	return reconcile.Result{RequeueAfter: r.opts.Resync}, nil
+}
+
+// baseWatches are the kinds watched regardless of assets: the HCO and the
+// OpenShift config objects the context reads, when installed.
+func (r *Reconciler) baseWatches(rc *rendercontext.RenderContext) map[schema.GroupVersionKind]bool {
+	want := map[schema.GroupVersionKind]bool{}
+	for _, gvk := range []schema.GroupVersionKind{rendercontext.HCOGVK, rendercontext.InfrastructureGVK, rendercontext.SchedulerGVK} {
+		if rc.CRDFor(gvk.GroupKind()) != nil && rc.KindAvailable(gvk) {
+			want[gvk] = true
+		}
+	}
+	return want
+}
+
+// deactivate removes what an opt-in asset created once its conditions stop
+// holding. Root exclusion and opt-out protect objects from this too.
+func (r *Reconciler) deactivate(ctx context.Context, d *engine.Decision, rc *rendercontext.RenderContext, excl exclusion.Set) engine.Result {
+	res := engine.Result{Outcome: engine.Inactive, Reason: d.Reason}
+	obj := d.Rendered
+	if !d.Asset.OptIn() || obj == nil || !rc.KindAvailable(obj.GroupVersionKind()) {
+		return res
+	}
+	if _, hit := excl.Match(obj.GetKind(), obj.GetNamespace(), obj.GetName()); hit {
+		return res
+	}
+	live := unstructuredOf(obj.GroupVersionKind())
+	// Only the cache: what the autopilot created carries its label.
+	if err := r.cache.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		if !apierrors.IsNotFound(err) {
+			res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err
+		}
+		return res
+	}
+	d.Live = live
+	if live.GetAnnotations()[annotations.Asset] != d.Asset.Name {
+		return res
+	}
+	deleted, _, err := engine.SafeDelete(ctx, r.writer, live)
+	if err != nil {
+		res.Outcome, res.Reason, res.Err = engine.Failed, "delete: "+err.Error(), err
+		return res
+	}
+	if deleted {
+		r.syncer.Throttle.Forget(engine.ObjectKey(live))
+		res.Outcome, res.Reason = engine.Deleted, "asset turned off: "+d.Reason
+	}
+	return res
+}

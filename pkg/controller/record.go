@@ -1,0 +1,279 @@
+package controller
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
+)
+
+// AssetStatus is the last recorded state of one asset.
+type AssetStatus struct {
+	Asset     string                     `json:"asset"`
+	Outcome   engine.Outcome             `json:"outcome"`
+	Reason    string                     `json:"reason,omitempty"`
+	Object    string                     `json:"object,omitempty"`
+	Drift     []string                   `json:"drift,omitempty"`
+	Opponents []string                   `json:"opponents,omitempty"`
+	Changed   time.Time                  `json:"changed"`
+	Desired   *unstructured.Unstructured `json:"-"`
+}
+
+type statusStore struct {
+	mu     sync.Mutex
+	assets map[string]AssetStatus
+	// lastEvent dedups events: one per distinct (subject, reason, message).
+	lastEvent map[string]string
+	// series remembers label sets set per asset, to delete them when they go stale.
+	series map[string][]string
+}
+
+func newStatusStore() *statusStore {
+	return &statusStore{assets: map[string]AssetStatus{}, lastEvent: map[string]string{}, series: map[string][]string{}}
+}
+
+// Statuses returns the last status of every asset, sorted by name.
+func (r *Reconciler) Statuses() []AssetStatus {
+	r.status.mu.Lock()
+	defer r.status.mu.Unlock()
+	out := make([]AssetStatus, 0, len(r.status.assets))
+	for _, s := range r.status.assets {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Asset < out[j].Asset })
+	return out
+}
+
+func (r *Reconciler) record(hco *unstructured.Unstructured, d *engine.Decision, res engine.Result) {
+	name := d.Asset.Name
+	target := d.Target()
+	objKey := ""
+	if target != nil {
+		objKey = engine.ObjectKey(target)
+	}
+	st := AssetStatus{Asset: name, Outcome: res.Outcome, Reason: res.Reason, Object: objKey,
+		Drift: res.Drift, Opponents: res.Opponents, Changed: time.Now(), Desired: d.Desired}
+
+	r.status.mu.Lock()
+	prev, had := r.status.assets[name]
+	if had && prev.Outcome == st.Outcome && prev.Reason == st.Reason {
+		st.Changed = prev.Changed
+	}
+	r.status.assets[name] = st
+	r.status.mu.Unlock()
+
+	r.metricsFor(d, res, target)
+
+	subject := target
+	switch res.Outcome {
+	case engine.Applied:
+		reason := "Created"
+		if d.Live != nil {
+			reason = "DriftCorrected"
+		}
+		r.event(hco, subject, corev1.EventTypeNormal, reason, res.Reason)
+	case engine.Deleted:
+		r.event(hco, subject, corev1.EventTypeNormal, "Deleted", res.Reason)
+	case engine.Throttled:
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Thrashing", res.Reason)
+	case engine.Invalid:
+		reason := "InvalidPatch"
+		if d.Annotation == annotations.IgnoreFields {
+			reason = "InvalidIgnoreFields"
+		}
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, reason,
+			fmt.Sprintf("annotation %s on %s is ignored and the object left as is: %s", d.Annotation, objKey, res.Reason))
+	case engine.MissingDependency:
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, "MissingDependency", fmt.Sprintf("asset %s: %s", name, res.Reason))
+	case engine.Failed:
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, "SyncFailed", fmt.Sprintf("asset %s: %s", name, res.Reason))
+	default:
+		// Quiet outcomes: forget the dedup state so a recurrence is reported again.
+		r.forgetEvents(subject)
+	}
+}
+
+func (r *Reconciler) metricsFor(d *engine.Decision, res engine.Result, target *unstructured.Unstructured) {
+	name := d.Asset.Name
+	for _, o := range []engine.Outcome{engine.Applied, engine.Unchanged, engine.Excluded, engine.Unmanaged, engine.Throttled,
+		engine.Invalid, engine.MissingDependency, engine.Inactive, engine.Failed, engine.Deleted} {
+		v := 0.0
+		if o == res.Outcome {
+			v = 1
+		}
+		metrics.AssetOutcome.WithLabelValues(name, string(o)).Set(v)
+	}
+	if res.Outcome == engine.Applied {
+		metrics.CorrectiveWrites.WithLabelValues(target.GetKind(), target.GetNamespace(), target.GetName()).Inc()
+	}
+
+	// Per-object series carry labels that change; drop the asset's old ones.
+	r.status.mu.Lock()
+	old := r.status.series[name]
+	delete(r.status.series, name)
+	r.status.mu.Unlock()
+	for _, s := range old {
+		deleteSeries(s)
+	}
+	var fresh []string
+	switch {
+	case res.Outcome == engine.Invalid && target != nil:
+		fresh = append(fresh, seriesKey("invalid", target.GetKind(), target.GetNamespace(), target.GetName(), d.Annotation, invalidReason(d)))
+	case res.Outcome == engine.Throttled && target != nil:
+		fresh = append(fresh, seriesKey("throttled", target.GetKind(), target.GetNamespace(), target.GetName(), strings.Join(res.Opponents, ",")))
+	case res.Outcome == engine.MissingDependency && d.Rendered != nil:
+		fresh = append(fresh, seriesKey("missing", name, d.Rendered.GetKind()))
+	}
+	for _, s := range fresh {
+		setSeries(s)
+	}
+	r.status.mu.Lock()
+	r.status.series[name] = fresh
+	r.status.mu.Unlock()
+}
+
+// invalidReason is a short, bounded label value for what is wrong.
+func invalidReason(d *engine.Decision) string {
+	switch {
+	case strings.Contains(d.Reason, "protected"), strings.Contains(d.Reason, "covers the object's identity"):
+		return "protected_path"
+	case strings.Contains(d.Reason, "does not apply"), strings.Contains(d.Reason, "ignore-fields /"):
+		return "does_not_apply"
+	default:
+		return "malformed"
+	}
+}
+
+const sep = "\x00"
+
+func seriesKey(parts ...string) string { return strings.Join(parts, sep) }
+
+func setSeries(k string)    { seriesOp(k, true) }
+func deleteSeries(k string) { seriesOp(k, false) }
+
+func seriesOp(k string, set bool) {
+	p := strings.Split(k, sep)
+	switch p[0] {
+	case "invalid":
+		if set {
+			metrics.InvalidAnnotation.WithLabelValues(p[1:]...).Set(1)
+		} else {
+			metrics.InvalidAnnotation.DeleteLabelValues(p[1:]...)
+		}
+	case "throttled":
+		if set {
+			metrics.Throttled.WithLabelValues(p[1:]...).Set(1)
+		} else {
+			metrics.Throttled.DeleteLabelValues(p[1:]...)
+		}
+	case "missing":
+		if set {
+			metrics.MissingDependency.WithLabelValues(p[1:]...).Set(1)
+		} else {
+			metrics.MissingDependency.DeleteLabelValues(p[1:]...)
+		}
+	}
+}
+
+func (r *Reconciler) recordExclusionErrors(hco *unstructured.Unstructured, errs []error) {
+	if len(errs) == 0 {
+		r.forgetEvent(hco, "InvalidDisabledResources")
+		metrics.InvalidAnnotation.DeleteLabelValues(hco.GetKind(), hco.GetNamespace(), hco.GetName(), annotations.DisabledResources, "malformed")
+		return
+	}
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msgs = append(msgs, e.Error())
+	}
+	metrics.InvalidAnnotation.WithLabelValues(hco.GetKind(), hco.GetNamespace(), hco.GetName(), annotations.DisabledResources, "malformed").Set(1)
+	r.eventOnce(hco, nil, corev1.EventTypeWarning, "InvalidDisabledResources",
+		fmt.Sprintf("annotation %s: malformed entries ignored (the others still apply): %s", annotations.DisabledResources, strings.Join(msgs, "; ")))
+}
+
+func (r *Reconciler) recordTombstones(hco *unstructured.Unstructured, results []tombstone.Result) {
+	for _, t := range results {
+		o := t.Tombstone.Object
+		for _, s := range []tombstone.Status{tombstone.Gone, tombstone.Skipped, tombstone.Error} {
+			v := 0.0
+			if s == t.Status {
+				v = 1
+			}
+			metrics.Tombstone.WithLabelValues(o.GetKind(), o.GetNamespace(), o.GetName(), string(s)).Set(v)
+		}
+		switch {
+		case t.Deleted:
+			r.event(hco, o, corev1.EventTypeNormal, "TombstoneDeleted", fmt.Sprintf("deleted obsolete object (%s)", t.Tombstone.Path))
+		case t.Status == tombstone.Skipped:
+			r.eventOnce(hco, o, corev1.EventTypeNormal, "TombstoneSkipped", "left obsolete object in place: "+t.Reason)
+		case t.Status == tombstone.Error:
+			r.eventOnce(hco, o, corev1.EventTypeWarning, "TombstoneFailed", "could not delete obsolete object (retrying): "+t.Reason)
+		}
+	}
+}
+
+// event records on the object concerned (related to the HCO) and on the HCO.
+func (r *Reconciler) event(hco, subject *unstructured.Unstructured, typ, reason, msg string) {
+	if len(msg) > 1000 {
+		msg = msg[:1000] + "..."
+	}
+	var related *unstructured.Unstructured
+	if subject != nil && (subject.GetUID() == "" || subject.GetUID() != hco.GetUID()) {
+		// Objects not created yet (or gone) have no UID to attach an event to.
+		if subject.GetUID() != "" {
+			r.recorder.Eventf(subject, hco, typ, reason, "Reconcile", "%s", msg)
+			related = subject
+		}
+		msg = engine.ObjectKey(subject) + ": " + msg
+	}
+	r.recorder.Eventf(hco, related, typ, reason, "Reconcile", "%s", msg)
+}
+
+// eventOnce records an event unless the same one was the last recorded for
+// that subject and reason.
+func (r *Reconciler) eventOnce(hco, subject *unstructured.Unstructured, typ, reason, msg string) {
+	k := dedupKey(hco, subject, reason)
+	r.status.mu.Lock()
+	same := r.status.lastEvent[k] == msg
+	r.status.lastEvent[k] = msg
+	r.status.mu.Unlock()
+	if !same {
+		r.event(hco, subject, typ, reason, msg)
+	}
+}
+
+func (r *Reconciler) forgetEvent(hco *unstructured.Unstructured, reason string) {
+	r.status.mu.Lock()
+	defer r.status.mu.Unlock()
+	delete(r.status.lastEvent, dedupKey(hco, nil, reason))
+}
+
+func (r *Reconciler) forgetEvents(subject *unstructured.Unstructured) {
+	if subject == nil {
+		return
+	}
+	prefix := engine.ObjectKey(subject) + "|"
+	r.status.mu.Lock()
+	defer r.status.mu.Unlock()
+	for k := range r.status.lastEvent {
+		if strings.HasPrefix(k, prefix) {
+			delete(r.status.lastEvent, k)
+		}
+	}
+}
+
+func dedupKey(hco, subject *unstructured.Unstructured, reason string) string {
+	s := hco
+	if subject != nil {
+		s = subject
+	}
+	return engine.ObjectKey(s) + "|" + reason
+}

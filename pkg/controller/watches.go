@@ -1,0 +1,65 @@
+package controller
+
+import (
+	"context"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// watches starts and stops informers for managed kinds as their CRDs come
+// and go, without restarting the process.
+type watches struct {
+	ctrl    controller.Controller
+	cache   cache.Cache
+	handler handler.EventHandler
+
+	mu     sync.Mutex
+	active map[schema.GroupVersionKind]bool
+}
+
+// changed lets through what can change a verdict: spec (generation),
+// labels and annotations; status-only updates are ignored.
+var changed = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
+
+// sync makes the watched set equal to want.
+func (w *watches) sync(ctx context.Context, want map[schema.GroupVersionKind]bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for gvk := range want {
+		if w.active[gvk] {
+			continue
+		}
+		if err := w.ctrl.Watch(source.Kind[client.Object](w.cache, unstructuredOf(gvk), w.handler, changed)); err != nil {
+			return err
+		}
+		w.active[gvk] = true
+	}
+	for gvk := range w.active {
+		if want[gvk] {
+			continue
+		}
+		if err := w.cache.RemoveInformer(ctx, unstructuredOf(gvk)); err != nil {
+			return err
+		}
+		delete(w.active, gvk)
+	}
+	return nil
+}
+
+// list returns the watched kinds.
+func (w *watches) list() []schema.GroupVersionKind {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]schema.GroupVersionKind, 0, len(w.active))
+	for gvk := range w.active {
+		out = append(out, gvk)
+	}
+	return out
+}

@@ -1,0 +1,60 @@
+// Package metrics defines the autopilot's Prometheus metrics, registered
+// on controller-runtime's registry (served on the manager's metrics endpoint).
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+const ns = "virt_platform_autopilot"
+
+var (
+	// AssetOutcome is 1 for each asset's current outcome.
+	AssetOutcome = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: ns, Name: "asset_outcome",
+		Help: "1 for the last outcome of each asset (Applied, Unchanged, Excluded, Unmanaged, Throttled, Invalid, MissingDependency, Inactive, Failed, Deleted).",
+	}, []string{"asset", "outcome"})
+
+	// InvalidAnnotation is 1 while a user annotation is malformed.
+	InvalidAnnotation = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: ns, Name: "invalid_annotation",
+		Help: "1 while a user annotation cannot be used; the asset is left untouched until it is fixed.",
+	}, []string{"kind", "namespace", "name", "annotation", "reason"})
+
+	// CorrectiveWrites counts server-side applies that created or corrected an object.
+	CorrectiveWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Name: "corrective_writes_total",
+		Help: "Server-side applies that created or corrected a managed object.",
+	}, []string{"kind", "namespace", "name"})
+
+	// Throttled is 1 while corrective writes to an object are paused.
+	Throttled = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: ns, Name: "throttled",
+		Help: "1 while corrective writes to an object are paused because another actor keeps reverting it; opponent names the competing field manager(s).",
+	}, []string{"kind", "namespace", "name", "opponent"})
+
+	// MissingDependency is 1 for an asset that would be active but whose CRD is absent.
+	MissingDependency = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: ns, Name: "missing_dependency",
+		Help: "1 for each asset that would be active but whose CRD is not installed.",
+	}, []string{"asset", "kind"})
+
+	// Tombstone reports each tombstone's status.
+	Tombstone = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: ns, Name: "tombstone_status",
+		Help: "1 for each tombstone's current status (Gone, Skipped, Error).",
+	}, []string{"kind", "namespace", "name", "status"})
+
+	// ReconcileDuration times full reconciles.
+	ReconcileDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: ns, Name: "reconcile_duration_seconds",
+		Help:    "Duration of a full reconcile of every asset.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 3, 10),
+	})
+)
+
+func init() {
+	crmetrics.Registry.MustRegister(AssetOutcome, InvalidAnnotation, CorrectiveWrites, Throttled,
+		MissingDependency, Tombstone, ReconcileDuration)
+}
