@@ -13,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -70,12 +72,15 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
-		Cache:                   controller.CacheOptions(c.Namespace, cat),
+		Cache:                   controller.CacheOptions(cat),
 		Metrics:                 metricsserver.Options{BindAddress: orDisabled(c.MetricsBindAddress)},
 		HealthProbeBindAddress:  orDisabled(c.ProbeBindAddress),
 		LeaderElection:          c.LeaderElection,
 		LeaderElectionID:        "virt-platform-autopilot.kubevirt.io",
 		LeaderElectionNamespace: c.Namespace,
+		// One controller per process; a restart inside one process (tests)
+		// must not trip the duplicate-name guard.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("create manager: %w", err)

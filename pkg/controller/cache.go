@@ -1,11 +1,15 @@
 package controller
 
 import (
+	"context"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,15 +19,17 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
-// CacheOptions scopes the manager's cache to what the autopilot needs:
+// CacheOptions scopes the manager's cache to what the autopilot owns:
 //   - managed kinds: only objects carrying the managed-by label;
-//   - the HCO: every HyperConverged in its namespace (it is read before it is ours);
 //   - Nodes: all, trimmed to labels and capacity (hardware facts); a label
 //     filtered cache would see no node at all;
 //   - CRDs: all, trimmed to names and versions, keeping the schema only of
-//     gate CRDs, whose schemas templates read;
-//   - OpenShift Infrastructure and Scheduler: all (one object each).
-func CacheOptions(namespace string, cat *catalog.Catalog) cache.Options {
+//     gate CRDs, whose schemas templates read.
+//
+// Kinds that may not be installed (the HCO, OpenShift config) cannot be
+// configured here (the cache resolves them at creation); they live in the
+// facts cache, see factsCacheOptions.
+func CacheOptions(cat *catalog.Catalog) cache.Options {
 	keepSchema := map[string]bool{}
 	for _, a := range cat.Assets {
 		if a.GateCRD != "" {
@@ -34,16 +40,57 @@ func CacheOptions(namespace string, cat *catalog.Catalog) cache.Options {
 	return cache.Options{
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{annotations.ManagedByLabel: annotations.ManagedByValue}),
 		ByObject: map[client.Object]cache.ByObject{
-			unstructuredOf(rendercontext.HCOGVK): {
-				Label:      all,
-				Namespaces: map[string]cache.Config{namespace: {}},
-			},
 			&corev1.Node{}: {Label: all, Transform: trimNode},
-			&apiextensionsv1.CustomResourceDefinition{}:     {Label: all, Transform: trimCRD(keepSchema)},
-			unstructuredOf(rendercontext.InfrastructureGVK): {Label: all},
-			unstructuredOf(rendercontext.SchedulerGVK):      {Label: all},
+			&apiextensionsv1.CustomResourceDefinition{}: {Label: all, Transform: trimCRD(keepSchema)},
 		},
 	}
+}
+
+// factKinds are read unfiltered, whoever owns them: the HCO (read before it
+// is ours, and whatever its annotations say) and OpenShift's cluster config.
+var factKinds = map[schema.GroupVersionKind]bool{
+	rendercontext.HCOGVK:            true,
+	rendercontext.InfrastructureGVK: true,
+	rendercontext.SchedulerGVK:      true,
+}
+
+// factsCacheOptions scope the second cache: namespaced fact kinds (the HCO)
+// only in the HCO namespace; informers start when first read.
+func factsCacheOptions(namespace string, base cache.Options) cache.Options {
+	base.DefaultNamespaces = map[string]cache.Config{namespace: {}}
+	return base
+}
+
+// caches routes reads to the cache holding the kind.
+type caches struct {
+	managed cache.Cache
+	facts   cache.Cache
+}
+
+func (c caches) forGVK(gvk schema.GroupVersionKind) cache.Cache {
+	if factKinds[gvk] {
+		return c.facts
+	}
+	return c.managed
+}
+
+func (c caches) forObject(obj runtime.Object) cache.Cache {
+	if u, ok := obj.(interface {
+		GroupVersionKind() schema.GroupVersionKind
+	}); ok {
+		gvk := u.GroupVersionKind()
+		gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+		return c.forGVK(gvk)
+	}
+	return c.managed
+}
+
+func (c caches) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.forObject(obj).Get(ctx, key, obj, opts...)
+}
+
+func (c caches) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.forObject(list).List(ctx, list, opts...)
 }
 
 func unstructuredOf(gvk schema.GroupVersionKind) *unstructured.Unstructured {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -72,13 +73,25 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	if opts.Resync == 0 {
 		opts.Resync = 10 * time.Minute
 	}
+	// A second cache for facts read unfiltered; the manager starts it
+	// with its own cache, before the controller.
+	facts, err := cache.New(mgr.GetConfig(), factsCacheOptions(opts.Namespace, cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("create facts cache: %w", err)
+	}
+	if err := mgr.Add(facts); err != nil {
+		return nil, err
+	}
+	cs := caches{managed: mgr.GetCache(), facts: facts}
 	r := &Reconciler{
 		opts:      opts,
-		cache:     mgr.GetCache(),
+		cache:     cs,
 		evaluator: &engine.Evaluator{Renderer: opts.Renderer},
 		syncer:    &engine.Syncer{Client: mgr.GetClient(), Throttle: throttle.New(opts.Throttle)},
 		reaper:    &tombstone.Reaper{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()},
-		live:      liveReader{cache: mgr.GetCache(), direct: mgr.GetAPIReader()},
+		live:      liveReader{cache: cs, direct: mgr.GetAPIReader()},
 		writer:    mgr.GetClient(),
 		recorder:  mgr.GetEventRecorder(annotations.FieldManager),
 		status:    newStatusStore(),
@@ -103,7 +116,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		return nil, err
 	}
 	// The CRD and Node watches' initial lists trigger the first reconcile.
-	r.watches = &watches{ctrl: c, cache: mgr.GetCache(), handler: toHCO, active: map[schema.GroupVersionKind]bool{}}
+	r.watches = &watches{ctrl: c, caches: cs, handler: toHCO, active: map[schema.GroupVersionKind]bool{}}
 	return r, nil
 }
 

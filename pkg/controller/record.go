@@ -18,14 +18,17 @@ import (
 
 // AssetStatus is the last recorded state of one asset.
 type AssetStatus struct {
-	Asset     string                     `json:"asset"`
-	Outcome   engine.Outcome             `json:"outcome"`
-	Reason    string                     `json:"reason,omitempty"`
-	Object    string                     `json:"object,omitempty"`
-	Drift     []string                   `json:"drift,omitempty"`
-	Opponents []string                   `json:"opponents,omitempty"`
-	Changed   time.Time                  `json:"changed"`
-	Desired   *unstructured.Unstructured `json:"-"`
+	Asset     string         `json:"asset"`
+	Outcome   engine.Outcome `json:"outcome"`
+	Reason    string         `json:"reason,omitempty"`
+	Object    string         `json:"object,omitempty"`
+	Drift     []string       `json:"drift,omitempty"`
+	Opponents []string       `json:"opponents,omitempty"`
+	// ObservedResourceVersion is the live object's resourceVersion this
+	// outcome was decided on ("" when absent).
+	ObservedResourceVersion string                     `json:"observedResourceVersion,omitempty"`
+	Changed                 time.Time                  `json:"changed"`
+	Desired                 *unstructured.Unstructured `json:"-"`
 }
 
 type statusStore struct {
@@ -39,6 +42,14 @@ type statusStore struct {
 
 func newStatusStore() *statusStore {
 	return &statusStore{assets: map[string]AssetStatus{}, lastEvent: map[string]string{}, series: map[string][]string{}}
+}
+
+// Status returns the last status of one asset.
+func (r *Reconciler) Status(asset string) (AssetStatus, bool) {
+	r.status.mu.Lock()
+	defer r.status.mu.Unlock()
+	s, ok := r.status.assets[asset]
+	return s, ok
 }
 
 // Statuses returns the last status of every asset, sorted by name.
@@ -62,6 +73,9 @@ func (r *Reconciler) record(hco *unstructured.Unstructured, d *engine.Decision, 
 	}
 	st := AssetStatus{Asset: name, Outcome: res.Outcome, Reason: res.Reason, Object: objKey,
 		Drift: res.Drift, Opponents: res.Opponents, Changed: time.Now(), Desired: d.Desired}
+	if d.Live != nil {
+		st.ObservedResourceVersion = d.Live.GetResourceVersion()
+	}
 
 	r.status.mu.Lock()
 	prev, had := r.status.assets[name]

@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -17,7 +16,7 @@ import (
 // and go, without restarting the process.
 type watches struct {
 	ctrl    controller.Controller
-	cache   cache.Cache
+	caches  caches
 	handler handler.EventHandler
 
 	mu     sync.Mutex
@@ -36,7 +35,7 @@ func (w *watches) sync(ctx context.Context, want map[schema.GroupVersionKind]boo
 		if w.active[gvk] {
 			continue
 		}
-		if err := w.ctrl.Watch(source.Kind[client.Object](w.cache, unstructuredOf(gvk), w.handler, changed)); err != nil {
+		if err := w.ctrl.Watch(source.Kind[client.Object](w.caches.forGVK(gvk), unstructuredOf(gvk), w.handler, changed)); err != nil {
 			return err
 		}
 		w.active[gvk] = true
@@ -45,7 +44,7 @@ func (w *watches) sync(ctx context.Context, want map[schema.GroupVersionKind]boo
 		if want[gvk] {
 			continue
 		}
-		if err := w.cache.RemoveInformer(ctx, unstructuredOf(gvk)); err != nil {
+		if err := w.caches.forGVK(gvk).RemoveInformer(ctx, unstructuredOf(gvk)); err != nil {
 			return err
 		}
 		delete(w.active, gvk)

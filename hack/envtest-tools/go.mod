@@ -1,4 +1,4 @@
-module github.com/kubevirt/virt-platform-autopilot/hack/envtest
+module github.com/kubevirt/virt-platform-autopilot/hack/envtest-tools
 
 go 1.26.0
 

@@ -1,0 +1,49 @@
+# virt-platform-autopilot
+
+BIN        ?= $(CURDIR)/bin
+ENVTEST_BIN = $(BIN)/envtest
+GO         ?= go
+GOLANGCI_LINT_VERSION ?= v2.6.2
+
+.PHONY: all build test unit integration envtest lint verify bench fmt vet clean
+
+all: build
+
+## build: the binary, into bin/virt-platform-autopilot
+build:
+	$(GO) build -o $(BIN)/virt-platform-autopilot ./cmd/virt-platform-autopilot
+
+## envtest: build kube-apiserver and etcd from Go modules (once, cached); prints their folder last
+envtest:
+	@hack/envtest.sh "$(ENVTEST_BIN)"
+
+## test: unit and integration tests against a real kube-apiserver + etcd
+test: envtest
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" $(GO) test ./... -count=1
+
+## unit: unit tests only (no API server)
+unit:
+	$(GO) test $$($(GO) list ./... | grep -v /test/) -count=1
+
+## bench: benchmarks
+bench:
+	$(GO) test ./... -run '^$$' -bench . -benchmem
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+vet:
+	$(GO) vet ./...
+
+## lint: gofmt, go vet and golangci-lint (.golangci.yml)
+lint: vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@hack/golangci-lint.sh "$(BIN)" "$(GOLANGCI_LINT_VERSION)" run ./...
+
+## verify: generated files are up to date, code is formatted and vetted
+verify: vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,276 @@
+package integration
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
+)
+
+const loadAware = "platform.kubevirt.io/enable-loadaware"
+
+var _ = Describe("Autopilot", Ordered, func() {
+	ctx := context.Background()
+
+	BeforeAll(func() {
+		h := newObj(hcoGVK, hcoNamespace, hcoName)
+		Expect(unstructured.SetNestedField(h.Object, int64(1), "spec", "virtualization", "liveMigrationConfig", "parallelOutboundMigrationsPerNode")).To(Succeed())
+		Expect(k8s.Create(ctx, h, client.FieldOwner("hco-operator"))).To(Succeed())
+		startManager()
+	})
+
+	It("converges a fresh cluster: golden HCO, swap and PSI MachineConfigs, no opt-in assets", func() {
+		Eventually(func() int64 {
+			return nestedInt(hco(), "spec", "virtualization", "liveMigrationConfig", "parallelOutboundMigrationsPerNode")
+		}).Should(Equal(int64(2)))
+		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", swapMC) }).ShouldNot(BeNil())
+
+		swap := get(mcGVK, "", swapMC)
+		Expect(swap.GetLabels()).To(HaveKeyWithValue(annotations.ManagedByLabel, annotations.ManagedByValue))
+		Expect(swap.GetLabels()).To(HaveKeyWithValue("machineconfiguration.openshift.io/role", "worker"))
+		files, _, _ := unstructured.NestedSlice(swap.Object, "spec", "config", "storage", "files")
+		Expect(files).To(ContainElement(HaveKeyWithValue("path", "/etc/openshift/kubelet.conf.d/90-swap.conf")))
+		Expect(hco().GetLabels()).To(HaveKeyWithValue(annotations.ManagedByLabel, annotations.ManagedByValue))
+
+		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Inactive))
+		Expect(get(mcGVK, "", "99-master-kubevirt-psi-karg")).To(BeNil(), "masters are not schedulable")
+	})
+
+	It("costs no write once converged: a reconcile of an unchanged object keeps its resourceVersion", func() {
+		mc := get(mcGVK, "", psiMC)
+		s := outcomeAt("psi-enable", mc.GetResourceVersion())
+		Expect(s.Outcome).To(Equal(engine.Unchanged))
+		Expect(get(mcGVK, "", psiMC).GetResourceVersion()).To(Equal(mc.GetResourceVersion()))
+	})
+
+	It("reverts a manual edit of a managed field", func() {
+		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+		})
+		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
+		Expect(events("DriftCorrected", psiMC)).NotTo(BeEmpty())
+	})
+
+	It("applies the patch annotation of a managed object, and renders the other assets from the patched HCO", func() {
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.Patch, `[{"op":"replace","path":"/spec/virtualization/liveMigrationConfig/parallelMigrationsPerCluster","value":8}]`)
+		})
+		Eventually(func() int64 {
+			return nestedInt(hco(), "spec", "virtualization", "liveMigrationConfig", "parallelMigrationsPerCluster")
+		}).Should(Equal(int64(8)))
+	})
+
+	It("keeps an invalid patch from touching its object, reports it, and converges everything else", func() {
+		rv := update(mcGVK, "", swapMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.Patch, `[{"op":"replace","path":"/metadata/name","value":"x"}]`)
+			Expect(unstructured.SetNestedField(u.Object, true, "spec", "fips")).To(Succeed())
+		})
+		s := outcomeAt("swap-enable", rv)
+		Expect(s.Outcome).To(Equal(engine.Invalid))
+		Expect(s.Reason).To(ContainSubstring("protected"))
+		Eventually(func() int { return len(events("InvalidPatch", swapMC, annotations.Patch)) }).Should(BeNumerically(">", 0))
+		Expect(testutil.ToFloat64(metrics.InvalidAnnotation.WithLabelValues("MachineConfig", "", swapMC, annotations.Patch, "protected_path"))).To(Equal(1.0))
+
+		// Untouched: same resourceVersion, the user's edit still there.
+		swap := get(mcGVK, "", swapMC)
+		Expect(swap.GetResourceVersion()).To(Equal(rv))
+		fips, _, _ := unstructured.NestedBool(swap.Object, "spec", "fips")
+		Expect(fips).To(BeTrue())
+
+		// Every other asset still converges.
+		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+		})
+		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
+
+		// Fixing the annotation converges the object (fips is not ours: it stays).
+		update(mcGVK, "", swapMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.Patch, `[{"op":"add","path":"/metadata/labels/patched","value":"yes"}]`)
+		})
+		Eventually(func() map[string]string { return get(mcGVK, "", swapMC).GetLabels() }).Should(HaveKeyWithValue("patched", "yes"))
+		Eventually(outcomeOf("swap-enable")).Should(Equal(engine.Unchanged))
+		Expect(testutil.CollectAndCount(metrics.InvalidAnnotation, "virt_platform_autopilot_invalid_annotation")).To(Equal(0))
+	})
+
+	It("keeps ignore-fields values whoever set them, across reconciles and restarts, and hands them back when unmasked", func() {
+		field := []string{"spec", "virtualization", "liveMigrationConfig", "parallelOutboundMigrationsPerNode"}
+		rv := update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.IgnoreFields, "/spec/virtualization/liveMigrationConfig/parallelOutboundMigrationsPerNode")
+			Expect(unstructured.SetNestedField(u.Object, int64(4), field...)).To(Succeed())
+		})
+		Expect(outcomeAt("hco-golden-config", rv).Outcome).To(Equal(engine.Unchanged))
+		Expect(nestedInt(hco(), field...)).To(Equal(int64(4)))
+
+		stopManager()
+		startManager()
+		Expect(outcomeAt("hco-golden-config", rv).Outcome).To(Equal(engine.Unchanged))
+		Expect(nestedInt(hco(), field...)).To(Equal(int64(4)))
+
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.IgnoreFields, "")
+		})
+		Eventually(func() int64 { return nestedInt(hco(), field...) }).Should(Equal(int64(2)))
+	})
+
+	It("never touches an object annotated unmanaged", func() {
+		rv := update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.Mode, annotations.ModeUnmanaged)
+			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+		})
+		Expect(outcomeAt("psi-enable", rv).Outcome).To(Equal(engine.Unmanaged))
+		Expect(get(mcGVK, "", psiMC).GetResourceVersion()).To(Equal(rv))
+		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}))
+
+		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.Mode, "")
+		})
+		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
+	})
+
+	It("skips an asset whose CRD is missing, then starts it when the CRD is installed, without a restart", func() {
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, loadAware, "true")
+		})
+		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.MissingDependency))
+		Expect(testutil.ToFloat64(metrics.MissingDependency.WithLabelValues("descheduler-loadaware", "KubeDescheduler"))).To(Equal(1.0))
+		Expect(outcomeOf("psi-enable")()).To(Equal(engine.Unchanged), "the rest still converges")
+
+		installCRD(ctx, deschedulerCRD("4-21"))
+		Eventually(func() *unstructured.Unstructured { return get(kdGVK, deschedulerNamespace, "cluster") }).ShouldNot(BeNil())
+		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Unchanged))
+		Expect(testutil.CollectAndCount(metrics.MissingDependency, "virt_platform_autopilot_missing_dependency")).To(Equal(0))
+
+		// Watched now: a manual edit is reverted.
+		update(kdGVK, deschedulerNamespace, "cluster", "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedField(u.Object, int64(3600), "spec", "deschedulingIntervalSeconds")).To(Succeed())
+		})
+		Eventually(func() int64 {
+			return nestedInt(get(kdGVK, deschedulerNamespace, "cluster"), "spec", "deschedulingIntervalSeconds")
+		}).Should(Equal(int64(60)))
+		// Eviction limits follow the effective (patched) HCO.
+		kd := get(kdGVK, deschedulerNamespace, "cluster")
+		Expect(nestedInt(kd, "spec", "evictionLimits", "total")).To(Equal(int64(8)))
+	})
+
+	DescribeTable("picks the best descheduler profile the installed operator offers",
+		func(release, profile string, nodeLimit bool) {
+			removeCRD(ctx, "kubedeschedulers.operator.openshift.io")
+			Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.MissingDependency))
+			installCRD(ctx, deschedulerCRD(release))
+			Eventually(func() []any {
+				kd := get(kdGVK, deschedulerNamespace, "cluster")
+				if kd == nil {
+					return nil
+				}
+				p, _, _ := unstructured.NestedSlice(kd.Object, "spec", "profiles")
+				return p
+			}).Should(Equal([]any{profile}))
+			kd := get(kdGVK, deschedulerNamespace, "cluster")
+			_, hasNode, _ := unstructured.NestedFieldNoCopy(kd.Object, "spec", "evictionLimits", "node")
+			Expect(hasNode).To(Equal(nodeLimit))
+			Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Unchanged))
+		},
+		Entry("OCP 4.17: LongLifecycle, total limit only", "4-17", "LongLifecycle", false),
+		Entry("OCP 4.19: DevKubeVirtRelieveAndMigrate", "4-19", "DevKubeVirtRelieveAndMigrate", false),
+		Entry("OCP 4.21: KubeVirtRelieveAndMigrate with a per-node limit", "4-21", "KubeVirtRelieveAndMigrate", true),
+	)
+
+	It("removes an opt-in asset's object when it is turned off", func() {
+		Expect(get(kdGVK, deschedulerNamespace, "cluster")).NotTo(BeNil())
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, loadAware, "false")
+		})
+		Eventually(func() *unstructured.Unstructured { return get(kdGVK, deschedulerNamespace, "cluster") }).Should(BeNil())
+		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Inactive))
+	})
+
+	It("never creates what disabled-resources lists, reports malformed entries and still honours the rest", func() {
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.DisabledResources, "KubeDescheduler/openshift-kube-*/clus*, not-an-entry")
+			setAnnotation(u, loadAware, "true")
+		})
+		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Excluded))
+		Eventually(func() int { return len(events("InvalidDisabledResources", "not-an-entry")) }).Should(BeNumerically(">", 0))
+		Expect(get(kdGVK, deschedulerNamespace, "cluster")).To(BeNil())
+		Expect(outcomeOf("psi-enable")()).To(Equal(engine.Unchanged))
+
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.DisabledResources, "")
+			setAnnotation(u, loadAware, "")
+		})
+		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Inactive))
+	})
+
+	It("deletes a tombstoned object only when it is provably the autopilot's", func() {
+		const old = "50-swap-enable"
+		foreign := newObj(mcGVK, "", old)
+		foreign.SetLabels(map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue})
+		Expect(unstructured.SetNestedStringSlice(foreign.Object, []string{"nosmt"}, "spec", "kernelArguments")).To(Succeed())
+		// Carries the label (copied by someone) but was never applied by the autopilot.
+		Expect(k8s.Create(ctx, foreign, client.FieldOwner("someone-else"))).To(Succeed())
+		poke()
+		Eventually(func() int { return len(events("TombstoneSkipped", old)) }).Should(BeNumerically(">", 0))
+		Expect(get(mcGVK, "", old)).NotTo(BeNil())
+		Expect(k8s.Delete(ctx, foreign)).To(Succeed())
+
+		ours := newObj(mcGVK, "", old)
+		ours.SetLabels(map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue})
+		Expect(unstructured.SetNestedStringSlice(ours.Object, []string{"nosmt"}, "spec", "kernelArguments")).To(Succeed())
+		Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(ours), client.FieldOwner(annotations.FieldManager))).To(Succeed())
+		poke()
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", old) }).Should(BeNil())
+		Expect(events("TombstoneDeleted", old)).NotTo(BeEmpty())
+	})
+
+	It("stops a field fight within its write budget, names the opponent, and resumes when the fight stops", func() {
+		before := testutil.ToFloat64(metrics.CorrectiveWrites.WithLabelValues("MachineConfig", "", psiMC))
+		var reverts atomic.Int32
+		fight := func() bool {
+			if len(events("Thrashing", psiMC)) > 0 {
+				return true
+			}
+			args := kernelArgs(psiMC)
+			if len(args) == 1 && args[0] == "psi=1" {
+				update(mcGVK, "", psiMC, "opponent-operator", func(u *unstructured.Unstructured) {
+					Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+				})
+				reverts.Add(1)
+			}
+			return false
+		}
+		Eventually(fight).WithTimeout(60 * time.Second).Should(BeTrue())
+
+		ev := events("Thrashing", psiMC)[0]
+		Expect(ev.Note).To(ContainSubstring("opponent-operator"))
+		Expect(ev.Note).To(ContainSubstring("/spec/kernelArguments"))
+		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Throttled))
+		Expect(testutil.ToFloat64(metrics.Throttled.WithLabelValues("MachineConfig", "", psiMC, "opponent-operator"))).To(Equal(1.0))
+
+		writes := testutil.ToFloat64(metrics.CorrectiveWrites.WithLabelValues("MachineConfig", "", psiMC)) - before
+		// Burst plus the refills that fit in the fight's duration: far
+		// below one write per revert in a hot loop.
+		Expect(writes).To(BeNumerically("<=", float64(testThrottle.Burst+2)), "writes=%v reverts=%d", writes, reverts.Load())
+
+		// The opponent gave up: the autopilot converges by itself.
+		Eventually(func() []any { return kernelArgs(psiMC) }).WithTimeout(30 * time.Second).Should(Equal([]any{"psi=1"}))
+		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Unchanged))
+	})
+})
+
+// poke changes an HCO annotation so the autopilot reconciles now.
+func poke() {
+	update(hcoGVK, hcoNamespace, hcoName, "test-poke", func(u *unstructured.Unstructured) {
+		n := u.GetAnnotations()["test/poke"]
+		setAnnotation(u, "test/poke", n+"x")
+	})
+}

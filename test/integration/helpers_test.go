@@ -1,0 +1,153 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+)
+
+var (
+	hcoGVK   = schema.GroupVersionKind{Group: "hco.kubevirt.io", Version: "v1", Kind: "HyperConverged"}
+	mcGVK    = schema.GroupVersionKind{Group: "machineconfiguration.openshift.io", Version: "v1", Kind: "MachineConfig"}
+	kdGVK    = schema.GroupVersionKind{Group: "operator.openshift.io", Version: "v1", Kind: "KubeDescheduler"}
+	schedGVK = schema.GroupVersionKind{Group: "config.openshift.io", Version: "v1", Kind: "Scheduler"}
+)
+
+const (
+	hcoName = "kubevirt-hyperconverged"
+	psiMC   = "99-worker-kubevirt-psi-karg"
+	swapMC  = "90-worker-kubevirt-swap"
+)
+
+func metaName(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
+
+func newObj(gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	return u
+}
+
+// get reads an object directly from the API server; nil when absent.
+func get(gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
+	u := newObj(gvk, namespace, name)
+	err := k8s.Get(context.Background(), client.ObjectKeyFromObject(u), u)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return u
+}
+
+func hco() *unstructured.Unstructured { return get(hcoGVK, hcoNamespace, hcoName) }
+
+// update reads the object, lets mutate change it and writes it back as the
+// named field manager (a user's kubectl edit or another operator),
+// retrying on conflicts. It returns the new resourceVersion.
+func update(gvk schema.GroupVersionKind, namespace, name, manager string, mutate func(u *unstructured.Unstructured)) string {
+	var rv string
+	Eventually(func() error {
+		u := get(gvk, namespace, name)
+		if u == nil {
+			return fmt.Errorf("%s %s/%s not found", gvk.Kind, namespace, name)
+		}
+		mutate(u)
+		if err := k8s.Update(context.Background(), u, client.FieldOwner(manager)); err != nil {
+			return err
+		}
+		rv = u.GetResourceVersion()
+		return nil
+	}).Should(Succeed())
+	return rv
+}
+
+func setAnnotation(u *unstructured.Unstructured, k, v string) {
+	a := u.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	if v == "" {
+		delete(a, k)
+	} else {
+		a[k] = v
+	}
+	u.SetAnnotations(a)
+}
+
+func status(asset string) controller.AssetStatus {
+	s, _ := rec.Status(asset)
+	return s
+}
+
+// outcomeAt waits until the reconciler has decided asset on exactly the
+// given live resourceVersion, and returns that status.
+func outcomeAt(asset, rv string) controller.AssetStatus {
+	var s controller.AssetStatus
+	Eventually(func() string {
+		s = status(asset)
+		return s.ObservedResourceVersion
+	}).Should(Equal(rv), "asset %s to be reconciled at resourceVersion %s (last: %+v)", asset, rv, status(asset))
+	return s
+}
+
+func outcomeOf(asset string) func() engine.Outcome {
+	return func() engine.Outcome { return status(asset).Outcome }
+}
+
+// events lists events with reason whose note contains every substring.
+func events(reason string, contains ...string) []eventsv1.Event {
+	var list eventsv1.EventList
+	Expect(k8s.List(context.Background(), &list)).To(Succeed())
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Reason != reason {
+			continue
+		}
+		ok := true
+		for _, c := range contains {
+			ok = ok && strings.Contains(e.Note, c)
+		}
+		if ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func kernelArgs(name string) []any {
+	mc := get(mcGVK, "", name)
+	if mc == nil {
+		return nil
+	}
+	args, _, _ := unstructured.NestedSlice(mc.Object, "spec", "kernelArguments")
+	return args
+}
+
+func nestedInt(u *unstructured.Unstructured, path ...string) int64 {
+	if u == nil {
+		return -1
+	}
+	v, found, err := unstructured.NestedFieldNoCopy(u.Object, path...)
+	if err != nil || !found {
+		return -1
+	}
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return -1
+}

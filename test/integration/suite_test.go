@@ -1,0 +1,114 @@
+// Package integration runs the real autopilot manager (real cache, real
+// watches) against a real kube-apiserver and etcd started by envtest.
+package integration
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+)
+
+const (
+	hcoNamespace         = "openshift-cnv"
+	deschedulerNamespace = "openshift-kube-descheduler-operator"
+)
+
+var (
+	testEnv *envtest.Environment
+	cfg     *rest.Config
+	k8s     client.Client // direct client: what a user or another operator does
+	suiteCtx context.Context
+	cancelSuite context.CancelFunc
+
+	mgrCancel context.CancelFunc
+	mgrDone   chan struct{}
+	rec       *controller.Reconciler
+
+	// testThrottle makes a field fight observable in seconds.
+	testThrottle = throttle.Config{Burst: 3, Refill: 4 * time.Second}
+)
+
+func TestIntegration(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run 'make test' (it builds kube-apiserver and etcd with 'make envtest')")
+	}
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Autopilot integration suite")
+}
+
+var _ = BeforeSuite(func() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	SetDefaultEventuallyTimeout(30 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+	suiteCtx, cancelSuite = context.WithCancel(context.Background())
+
+	testEnv = &envtest.Environment{
+		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: baseCRDs()},
+		ErrorIfCRDPathMissing: true,
+	}
+	var err error
+	cfg, err = testEnv.Start()
+	Expect(err).NotTo(HaveOccurred())
+	cfg.QPS, cfg.Burst = 200, 400
+
+	k8s, err = client.New(cfg, client.Options{Scheme: app.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	for _, ns := range []string{hcoNamespace, deschedulerNamespace} {
+		Expect(k8s.Create(suiteCtx, &corev1.Namespace{ObjectMeta: metaName(ns)})).To(Succeed())
+	}
+	if vendorDir() == "" {
+		GinkgoWriter.Println("VENDOR_CRDS unset: using the minimal CRDs in test/crds")
+	} else {
+		GinkgoWriter.Println("using vendor CRDs from", vendorDir())
+	}
+})
+
+var _ = AfterSuite(func() {
+	stopManager()
+	if cancelSuite != nil {
+		cancelSuite()
+	}
+	if testEnv != nil {
+		Expect(testEnv.Stop()).To(Succeed())
+	}
+})
+
+// startManager runs a fresh autopilot manager, as a new pod would.
+func startManager() {
+	mgr, r, err := app.NewManager(cfg, app.Config{
+		Namespace: hcoNamespace, Throttle: testThrottle, Resync: time.Hour,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	rec = r
+	ctx, cancel := context.WithCancel(suiteCtx)
+	mgrCancel, mgrDone = cancel, make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(mgrDone)
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+}
+
+// stopManager stops the running manager and waits until it has exited.
+func stopManager() {
+	if mgrCancel == nil {
+		return
+	}
+	mgrCancel()
+	Eventually(mgrDone).Should(BeClosed())
+	mgrCancel = nil
+}
