@@ -90,7 +90,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		cache:     cs,
 		evaluator: &engine.Evaluator{Renderer: opts.Renderer},
 		syncer:    &engine.Syncer{Client: mgr.GetClient(), Throttle: throttle.New(opts.Throttle)},
-		reaper:    &tombstone.Reaper{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()},
+		reaper:    &tombstone.Reaper{Cache: cs, Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()},
 		live:      liveReader{cache: cs, direct: mgr.GetAPIReader()},
 		writer:    mgr.GetClient(),
 		recorder:  mgr.GetEventRecorder(annotations.FieldManager),
@@ -117,6 +117,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	}
 	// The CRD and Node watches' initial lists trigger the first reconcile.
 	r.watches = &watches{ctrl: c, caches: cs, handler: toHCO, active: map[schema.GroupVersionKind]bool{}}
+	r.reaper.Watched = r.watches.has
 	return r, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
@@ -239,7 +240,9 @@ func (r *Reconciler) event(hco, subject *unstructured.Unstructured, typ, reason,
 	if len(msg) > 1000 {
 		msg = msg[:1000] + "..."
 	}
-	var related *unstructured.Unstructured
+	// related stays an untyped nil unless set: a typed nil pointer in the
+	// interface would make the recorder dereference it.
+	var related runtime.Object
 	if subject != nil && (subject.GetUID() == "" || subject.GetUID() != hco.GetUID()) {
 		// Objects not created yet (or gone) have no UID to attach an event to.
 		if subject.GetUID() != "" {

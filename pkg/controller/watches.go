@@ -62,3 +62,10 @@ func (w *watches) list() []schema.GroupVersionKind {
 	}
 	return out
 }
+
+// has reports whether gvk is watched (its informer is running).
+func (w *watches) has(gvk schema.GroupVersionKind) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.active[gvk]
+}

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -79,13 +80,19 @@ type Result struct {
 	Reason    string
 }
 
-// Reaper processes tombstones. Reads go to the API server, not the cache:
-// the cache only holds labelled objects, and a cache miss is no proof of
-// absence. Once an object is confirmed gone it is not read again, so
-// tombstones cost nothing in steady state.
+// Reaper processes tombstones at no API cost in steady state:
+//   - a kind the autopilot watches is read from its label-filtered cache.
+//     Only labelled objects can be deleted, and every labelled object is in
+//     that cache, so a miss there means nothing deletable exists (it is no
+//     proof the object is absent, and is not used as one);
+//   - any other kind is read from the API server once; an object confirmed
+//     gone is not read again by this process.
 type Reaper struct {
+	Cache  client.Reader
 	Reader client.Reader
 	Writer client.Writer
+	// Watched reports whether Cache holds the kind.
+	Watched func(schema.GroupVersionKind) bool
 
 	mu   sync.Mutex
 	gone map[string]bool
@@ -102,13 +109,17 @@ func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone) []Result {
 
 func (r *Reaper) reapOne(ctx context.Context, t Tombstone) Result {
 	res := Result{Tombstone: t}
-	if r.isGone(t.Key()) {
+	gvk := t.Object.GroupVersionKind()
+	reader := r.Reader
+	if r.Watched != nil && r.Watched(gvk) {
+		reader = r.Cache
+	} else if r.isGone(t.Key()) {
 		res.Status = Gone
 		return res
 	}
 	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(t.Object.GroupVersionKind())
-	err := r.Reader.Get(ctx, client.ObjectKeyFromObject(t.Object), live)
+	live.SetGroupVersionKind(gvk)
+	err := reader.Get(ctx, client.ObjectKeyFromObject(t.Object), live)
 	switch {
 	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 		r.markGone(t.Key())

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -114,7 +115,7 @@ func boolPtr(b bool) *bool { return &b }
 // installCRD creates crd and waits until it is established.
 func installCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) {
 	Expect(envtest.CreateCRDs(cfg, []*apiextensionsv1.CustomResourceDefinition{crd.DeepCopy()})).To(Succeed())
-	Expect(envtest.WaitForCRDs(cfg, []*apiextensionsv1.CustomResourceDefinition{crd}, envtest.CRDInstallOptions{})).To(Succeed())
+	Expect(envtest.WaitForCRDs(cfg, []*apiextensionsv1.CustomResourceDefinition{crd}, envtest.CRDInstallOptions{MaxTime: 30 * time.Second, PollInterval: 100 * time.Millisecond})).To(Succeed())
 }
 
 // removeCRD deletes the CRD by name and waits until it is gone.
