@@ -161,6 +161,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			res = r.syncer.Sync(ctx, &d)
 		case engine.Inactive:
 			res = r.deactivate(ctx, &d, rc, excl)
+		case engine.Failed:
+			// Retried with backoff: a render or read failure can be
+			// transient (a CRD just installed and not yet discoverable).
+			res = engine.Result{Outcome: d.Outcome, Reason: d.Reason, Err: errors.New(d.Reason)}
 		default:
 			res = engine.Result{Outcome: d.Outcome, Reason: d.Reason}
 		}
