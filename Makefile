@@ -3,7 +3,7 @@
 BIN        ?= $(CURDIR)/bin
 ENVTEST_BIN = $(BIN)/envtest
 GO         ?= go
-GOLANGCI_LINT_VERSION ?= v2.6.2
+GOLANGCI_LINT_VERSION ?= v2.15.0
 
 .PHONY: all build test unit integration envtest lint verify bench fmt vet clean
 

@@ -33,7 +33,9 @@ func run(args []string) error {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
 	if *kubeconfig != "" {
-		os.Setenv(clientcmd.RecommendedConfigPathEnvVar, *kubeconfig)
+		if err := os.Setenv(clientcmd.RecommendedConfigPathEnvVar, *kubeconfig); err != nil {
+			return err
+		}
 	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {

@@ -52,17 +52,6 @@ func (w *watches) sync(ctx context.Context, want map[schema.GroupVersionKind]boo
 	return nil
 }
 
-// list returns the watched kinds.
-func (w *watches) list() []schema.GroupVersionKind {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make([]schema.GroupVersionKind, 0, len(w.active))
-	for gvk := range w.active {
-		out = append(out, gvk)
-	}
-	return out
-}
-
 // has reports whether gvk is watched (its informer is running).
 func (w *watches) has(gvk schema.GroupVersionKind) bool {
 	w.mu.Lock()

@@ -49,11 +49,15 @@ func Owners(live *unstructured.Unstructured, p jsonpointer.Pointer, self string)
 }
 
 func decode(f *metav1.FieldsV1) map[string]any {
-	if f == nil || len(f.Raw) == 0 {
+	if f == nil {
+		return nil
+	}
+	raw := f.GetRawBytes()
+	if len(raw) == 0 {
 		return nil
 	}
 	var m map[string]any
-	if json.Unmarshal(f.Raw, &m) != nil {
+	if json.Unmarshal(raw, &m) != nil {
 		return nil
 	}
 	return m

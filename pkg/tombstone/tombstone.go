@@ -36,7 +36,7 @@ func (t Tombstone) Key() string { return engine.ObjectKey(t.Object) }
 func Load(fsys fs.FS, dir string) ([]Tombstone, error) {
 	var out []Tombstone
 	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+		if err != nil || d.IsDir() || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
 			return err
 		}
 		raw, err := fs.ReadFile(fsys, p)

@@ -28,10 +28,10 @@ const (
 )
 
 var (
-	testEnv *envtest.Environment
-	cfg     *rest.Config
-	k8s     client.Client // direct client: what a user or another operator does
-	suiteCtx context.Context
+	testEnv     *envtest.Environment
+	cfg         *rest.Config
+	k8s         client.Client // direct client: what a user or another operator does
+	suiteCtx    context.Context
 	cancelSuite context.CancelFunc
 
 	mgrCancel context.CancelFunc

@@ -1,0 +1,52 @@
+package catalog_test
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/kubevirt/virt-platform-autopilot/assets"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+)
+
+func TestEmbeddedCatalogLoads(t *testing.T) {
+	c, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Assets[0].Name != "hco-golden-config" || c.Assets[0].ReconcileOrder != 0 {
+		t.Fatalf("the HCO golden config must come first, got %q", c.Assets[0].Name)
+	}
+	for i := 1; i < len(c.Assets); i++ {
+		if c.Assets[i].ReconcileOrder < c.Assets[i-1].ReconcileOrder {
+			t.Fatalf("assets not sorted by reconcile_order at %d", i)
+		}
+	}
+	if _, ok := c.Get("descheduler-loadaware"); !ok {
+		t.Fatal("descheduler-loadaware missing")
+	}
+}
+
+func TestCatalogRejects(t *testing.T) {
+	fsys := fstest.MapFS{"t.yaml.tpl": {Data: []byte("x")}}
+	cases := map[string]struct{ yaml, want string }{
+		"unknown field":                   {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: always, colour: red}]`, "unknown field"},
+		"missing template":                {`assets: [{name: a, path: nope.tpl, component: X, reconcile_order: 1, install: always}]`, `path "nope.tpl"`},
+		"bad install":                     {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: sometimes}]`, "install"},
+		"opt-in without conditions":       {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: opt-in}]`, "at least one condition"},
+		"unknown condition type":          {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: opt-in, conditions: [{type: moon}]}]`, "unknown type"},
+		"field of another condition type": {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: opt-in, conditions: [{type: feature-gate, name: X, key: y}]}]`, `does not take "key"`},
+		"unknown detector":                {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: opt-in, conditions: [{type: hardware, detector: flux}]}]`, "unknown detector"},
+		"bad topology value":              {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: opt-in, conditions: [{type: topology, field: compact, value: "maybe"}]}]`, "topology value"},
+		"duplicate":                       {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: always}, {name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: always}]`, "duplicate"},
+		"bad name":                        {`assets: [{name: A_b, path: t.yaml.tpl, component: X, reconcile_order: 1, install: always}]`, "lower-case"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := catalog.Parse(fsys, []byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want error containing %q, got %v", tc.want, err)
+			}
+		})
+	}
+}

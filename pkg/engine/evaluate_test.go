@@ -1,0 +1,134 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubevirt/virt-platform-autopilot/assets"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/drift"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+)
+
+// liveMap is an in-memory LiveReader.
+type liveMap map[string]*unstructured.Unstructured
+
+func (l liveMap) Live(_ context.Context, gvk schema.GroupVersionKind, ns, name string) (*unstructured.Unstructured, error) {
+	if u, ok := l[gvk.Kind+"/"+ns+"/"+name]; ok {
+		return u.DeepCopy(), nil
+	}
+	return nil, nil
+}
+
+func setup(t testing.TB, hcoAnn map[string]string) (*engine.Evaluator, *catalog.Catalog, *rendercontext.RenderContext) {
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hco := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "kubevirt-hyperconverged"}}}
+	hco.SetAnnotations(hcoAnn)
+	rc := rendercontext.New(rendercontext.Facts{Namespace: "openshift-cnv", HCO: hco})
+	rc.AssumeAllKinds = true
+	return &engine.Evaluator{Renderer: render.New(assets.FS)}, cat, rc
+}
+
+func evaluate(t testing.TB, hcoAnn map[string]string, asset string, live liveMap) engine.Decision {
+	ev, cat, rc := setup(t, hcoAnn)
+	a, _ := cat.Get(asset)
+	excl, _ := engine.Exclusions(rc)
+	return ev.Evaluate(context.Background(), a, rc, excl, live)
+}
+
+func TestEvaluateOutcomes(t *testing.T) {
+	psiKey := "MachineConfig//99-worker-kubevirt-psi-karg"
+	withAnn := func(k, v string) liveMap {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("machineconfiguration.openshift.io/v1")
+		u.SetKind("MachineConfig")
+		u.SetName("99-worker-kubevirt-psi-karg")
+		u.SetAnnotations(map[string]string{k: v})
+		return liveMap{psiKey: u}
+	}
+	cases := []struct {
+		name   string
+		hco    map[string]string
+		asset  string
+		live   liveMap
+		want   engine.Outcome
+		reason string
+	}{
+		{"always-on asset included", nil, "psi-enable", nil, engine.Included, ""},
+		{"opt-in off", nil, "descheduler-loadaware", nil, engine.Inactive, "enable-loadaware"},
+		{"opt-in on", map[string]string{"platform.kubevirt.io/enable-loadaware": "true"}, "descheduler-loadaware", nil, engine.Included, ""},
+		{"opt-in needs the exact value", map[string]string{"platform.kubevirt.io/enable-loadaware": "false"}, "descheduler-loadaware", nil, engine.Inactive, ""},
+		{"root exclusion", map[string]string{annotations.DisabledResources: "MachineConfig/99-*-psi-karg"}, "psi-enable", nil, engine.Excluded, "disabled-resources"},
+		{"unmanaged", nil, "psi-enable", withAnn(annotations.Mode, annotations.ModeUnmanaged), engine.Unmanaged, ""},
+		{"invalid patch", nil, "psi-enable", withAnn(annotations.Patch, `[{"op":"replace","path":"/kind","value":"X"}]`), engine.Invalid, "protected"},
+		{"patch that does not apply", nil, "psi-enable", withAnn(annotations.Patch, `[{"op":"remove","path":"/spec/nothing"}]`), engine.Invalid, "does not apply"},
+		{"invalid ignore-fields", nil, "psi-enable", withAnn(annotations.IgnoreFields, "spec/x"), engine.Invalid, "must start"},
+		{"schedulable masters off", nil, "psi-enable-master", nil, engine.Inactive, "schedulableMasters"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := evaluate(t, tc.hco, tc.asset, tc.live)
+			if d.Outcome != tc.want {
+				t.Fatalf("outcome %s (%s), want %s", d.Outcome, d.Reason, tc.want)
+			}
+			if tc.reason != "" && !strings.Contains(d.Reason, tc.reason) {
+				t.Fatalf("reason %q should mention %q", d.Reason, tc.reason)
+			}
+			if d.Outcome == engine.Included {
+				if d.Desired.GetLabels()[annotations.ManagedByLabel] != annotations.ManagedByValue {
+					t.Fatal("desired objects carry the managed-by label")
+				}
+				if d.Desired.GetAnnotations()[annotations.Asset] != tc.asset {
+					t.Fatal("desired objects name their asset")
+				}
+			}
+		})
+	}
+}
+
+func TestEvaluateMissingDependency(t *testing.T) {
+	ev, cat, rc := setup(t, map[string]string{"platform.kubevirt.io/enable-loadaware": "true"})
+	rc.AssumeAllKinds = false
+	a, _ := cat.Get("descheduler-loadaware")
+	d := ev.Evaluate(context.Background(), a, rc, exclusion.Set{}, nil)
+	if d.Outcome != engine.MissingDependency {
+		t.Fatalf("got %s", d.Outcome)
+	}
+	// An inactive opt-in asset is never reported as a missing dependency.
+	ev, cat, rc = setup(t, nil)
+	rc.AssumeAllKinds = false
+	a, _ = cat.Get("descheduler-loadaware")
+	if d := ev.Evaluate(context.Background(), a, rc, exclusion.Set{}, nil); d.Outcome != engine.Inactive {
+		t.Fatalf("got %s", d.Outcome)
+	}
+}
+
+// BenchmarkSteadyState measures what a no-drift reconcile of one asset costs
+// the controller: evaluate (render, patch, mask) plus the local drift
+// verdict. No API request is involved.
+func BenchmarkSteadyState(b *testing.B) {
+	ev, cat, rc := setup(b, nil)
+	excl, _ := engine.Exclusions(rc)
+	a, _ := cat.Get("swap-enable")
+	first := ev.Evaluate(context.Background(), a, rc, excl, nil)
+	live := liveMap{"MachineConfig//90-worker-kubevirt-swap": first.Desired}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d := ev.Evaluate(context.Background(), a, rc, excl, live)
+		if len(drift.Diff(d.Desired, d.Live, annotations.FieldManager)) != 0 {
+			b.Fatal("drift in steady state")
+		}
+	}
+}

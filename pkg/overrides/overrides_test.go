@@ -1,0 +1,107 @@
+package overrides
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func obj(spec map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "n", "namespace": "ns"},
+		"spec":     spec,
+	}}
+}
+
+func TestParsePatch(t *testing.T) {
+	cases := map[string]string{
+		`[{"op":"replace","path":"/spec/a","value":1}]`: "",
+		`{"op":"replace"}`: "not an RFC 6902",
+		`[{"op":"replace","path":"/metadata/name","value":"x"}]`: "protected",
+		`[{"op":"remove","path":"/status"}]`:                     "protected",
+		`[{"op":"move","from":"/kind","path":"/spec/k"}]`:        "protected",
+		`[{"op":"frobnicate","path":"/spec/a"}]`:                 "unsupported operation",
+		`[{"op":"add","path":"","value":{}}]`:                    "whole object",
+		`[{"op":"add","value":1}]`:                               "missing path",
+	}
+	for in, want := range cases {
+		_, err := ParsePatch(in)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: unexpected error %v", in, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: want error %q, got %v", in, want, err)
+		}
+	}
+}
+
+func TestApplyPatch(t *testing.T) {
+	p, err := ParsePatch(`[{"op":"replace","path":"/spec/a","value":2},{"op":"add","path":"/spec/list/-","value":"z"}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := obj(map[string]any{"a": int64(1), "list": []any{"y"}})
+	out, err := ApplyPatch(base, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := unstructured.NestedInt64(out.Object, "spec", "a"); v != 2 {
+		t.Fatalf("a = %d", v)
+	}
+	if l, _, _ := unstructured.NestedStringSlice(out.Object, "spec", "list"); len(l) != 2 {
+		t.Fatalf("list = %v", l)
+	}
+	if v, _, _ := unstructured.NestedInt64(base.Object, "spec", "a"); v != 1 {
+		t.Fatal("the input must not change")
+	}
+	bad, _ := ParsePatch(`[{"op":"remove","path":"/spec/nothere"}]`)
+	if _, err := ApplyPatch(base, bad); err == nil || !strings.Contains(err.Error(), "does not apply") {
+		t.Fatalf("want does-not-apply error, got %v", err)
+	}
+}
+
+func managed(u *unstructured.Unstructured, manager string, op metav1.ManagedFieldsOperationType, fields string) {
+	mf := u.GetManagedFields()
+	mf = append(mf, metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)})
+	u.SetManagedFields(mf)
+}
+
+func TestMask(t *testing.T) {
+	live := obj(map[string]any{"mine": int64(7), "theirs": int64(9), "args": []any{"a", "user"}})
+	managed(live, "autopilot", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:mine":{},"f:args":{}}}`)
+	managed(live, "kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:theirs":{}}}`)
+
+	desired := obj(map[string]any{"mine": int64(1), "theirs": int64(2), "gone": int64(3), "args": []any{"a"}})
+	ptrs, err := ParseIgnoreFields("/spec/mine, /spec/theirs,/spec/gone , /spec/args/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Mask(desired, live, ptrs, "autopilot"); err != nil {
+		t.Fatal(err)
+	}
+	spec := desired.Object["spec"].(map[string]any)
+	if spec["mine"] != int64(7) {
+		t.Errorf("a field only the autopilot owns adopts the live value, got %v", spec["mine"])
+	}
+	if _, ok := spec["theirs"]; ok {
+		t.Error("a field another manager owns is dropped so the autopilot does not co-own it")
+	}
+	if _, ok := spec["gone"]; ok {
+		t.Error("a field absent live is dropped")
+	}
+	if args := spec["args"].([]any); len(args) != 2 || args[1] != "user" {
+		t.Errorf("a list element keeps its live value (the list is applied whole), got %v", args)
+	}
+	if _, err := ParseIgnoreFields("/metadata/name"); err == nil {
+		t.Error("identity pointers must be refused")
+	}
+	if _, err := ParseIgnoreFields("/metadata"); err == nil {
+		t.Error("a pointer covering identity must be refused")
+	}
+	if _, err := ParseIgnoreFields("spec/x"); err == nil {
+		t.Error("pointers must start with /")
+	}
+}
