@@ -46,10 +46,17 @@ var _ = Describe("Autopilot", Ordered, func() {
 		Expect(get(mcGVK, "", "99-master-kubevirt-psi-karg")).To(BeNil(), "masters are not schedulable")
 	})
 
-	It("costs no write once converged: a reconcile of an unchanged object keeps its resourceVersion", func() {
+	It("costs no API request once converged", func() {
 		mc := get(mcGVK, "", psiMC)
-		s := outcomeAt("psi-enable", mc.GetResourceVersion())
-		Expect(s.Outcome).To(Equal(engine.Unchanged))
+		Expect(outcomeAt("psi-enable", mc.GetResourceVersion()).Outcome).To(Equal(engine.Unchanged))
+		Eventually(outcomeOf("hco-golden-config")).Should(Equal(engine.Unchanged))
+		Eventually(outcomeOf("swap-enable")).Should(Equal(engine.Unchanged))
+
+		mark := requests.mark()
+		Expect(mark).To(BeNumerically(">", 0), "the log sees the manager's requests (its initial lists and applies)")
+		rv := poke() // a full reconcile of every asset
+		Expect(outcomeAt("hco-golden-config", rv).Outcome).To(Equal(engine.Unchanged))
+		Expect(requests.since(mark)).To(BeEmpty(), "a reconcile with no drift must be served from the watch caches")
 		Expect(get(mcGVK, "", psiMC).GetResourceVersion()).To(Equal(mc.GetResourceVersion()))
 	})
 
@@ -268,8 +275,8 @@ var _ = Describe("Autopilot", Ordered, func() {
 })
 
 // poke changes an HCO annotation so the autopilot reconciles now.
-func poke() {
-	update(hcoGVK, hcoNamespace, hcoName, "test-poke", func(u *unstructured.Unstructured) {
+func poke() string {
+	return update(hcoGVK, hcoNamespace, hcoName, "test-poke", func(u *unstructured.Unstructured) {
 		n := u.GetAnnotations()["test/poke"]
 		setAnnotation(u, "test/poke", n+"x")
 	})

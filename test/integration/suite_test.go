@@ -4,7 +4,9 @@ package integration
 
 import (
 	"context"
+	"net/http"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +39,9 @@ var (
 	mgrCancel context.CancelFunc
 	mgrDone   chan struct{}
 	rec       *controller.Reconciler
+
+	// requests counts the API requests the manager makes.
+	requests = &requestLog{}
 
 	// testThrottle makes a field fight observable in seconds.
 	testThrottle = throttle.Config{Burst: 3, Refill: 4 * time.Second}
@@ -89,7 +94,9 @@ var _ = AfterSuite(func() {
 
 // startManager runs a fresh autopilot manager, as a new pod would.
 func startManager() {
-	mgr, r, err := app.NewManager(cfg, app.Config{
+	mcfg := rest.CopyConfig(cfg)
+	mcfg.WrapTransport = requests.wrap
+	mgr, r, err := app.NewManager(mcfg, app.Config{
 		Namespace: hcoNamespace, Throttle: testThrottle, Resync: time.Hour,
 	})
 	Expect(err).NotTo(HaveOccurred())
@@ -112,3 +119,38 @@ func stopManager() {
 	Eventually(mgrDone).Should(BeClosed())
 	mgrCancel = nil
 }
+
+// requestLog records the manager's API requests other than watches (a
+// watch is one long-lived stream per kind, not a per-reconcile cost).
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if req.URL.Query().Get("watch") != "true" {
+			l.mu.Lock()
+			l.reqs = append(l.reqs, req.Method+" "+req.URL.Path)
+			l.mu.Unlock()
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+// since returns the requests recorded after mark (a previous len).
+func (l *requestLog) since(mark int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.reqs[mark:]...)
+}
+
+func (l *requestLog) mark() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.reqs)
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
