@@ -17,17 +17,17 @@ func TestDiff(t *testing.T) {
 	}}
 	live := desired.DeepCopy()
 	live.Object["status"] = map[string]any{"ready": true}
-	unstructured.SetNestedField(live.Object, "defaulted", "spec", "serverDefault")
-	unstructured.SetNestedField(live.Object, float64(5), "spec", "n")
-	unstructured.SetNestedField(live.Object, int64(2), "spec", "f")
-	unstructured.SetNestedSlice(live.Object, []any{map[string]any{"a": "b", "defaulted": int64(1)}}, "spec", "list")
+	must(t, unstructured.SetNestedField(live.Object, "defaulted", "spec", "serverDefault"))
+	must(t, unstructured.SetNestedField(live.Object, float64(5), "spec", "n"))
+	must(t, unstructured.SetNestedField(live.Object, int64(2), "spec", "f"))
+	must(t, unstructured.SetNestedSlice(live.Object, []any{map[string]any{"a": "b", "defaulted": int64(1)}}, "spec", "list"))
 	unstructured.RemoveNestedField(live.Object, "spec", "empty")
 	if d := Diff(desired, live, "me"); len(d) != 0 {
 		t.Fatalf("defaults, other fields and number forms are not drift: %v", d)
 	}
 
-	unstructured.SetNestedField(live.Object, int64(6), "spec", "n")
-	unstructured.SetNestedSlice(live.Object, []any{}, "spec", "list")
+	must(t, unstructured.SetNestedField(live.Object, int64(6), "spec", "n"))
+	must(t, unstructured.SetNestedSlice(live.Object, []any{}, "spec", "list"))
 	unstructured.RemoveNestedField(live.Object, "metadata", "labels")
 	got := Diff(desired, live, "me")
 	want := []string{"/metadata/labels", "/spec/list", "/spec/n"}
@@ -48,5 +48,12 @@ func TestDiffCountsDroppedOwnedFields(t *testing.T) {
 	}
 	if got := Diff(desired, live, "someone-else"); len(got) != 0 {
 		t.Fatalf("only our own Apply entry counts: %v", got)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
