@@ -1,0 +1,59 @@
+package managedfields
+
+import (
+	"reflect"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/jsonpointer"
+)
+
+func entry(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
+}
+
+func TestOwners(t *testing.T) {
+	live := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"gates":  []any{map[string]any{"name": "A", "state": "Enabled"}, map[string]any{"name": "B"}},
+		"args":   []any{"psi=1"},
+		"scalar": "x",
+	}}}
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{
+		entry("me", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:args":{},"f:scalar":{}}}`),
+		entry("hco", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:gates":{"k:{\"name\":\"A\"}":{".":{},"f:state":{}}}}}`),
+		entry("other", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:gates":{"k:{\"name\":\"B\"}":{".":{}}},"f:args":{}}}`),
+	})
+	cases := map[string][]string{
+		"/spec/gates/0/state": {"hco"},
+		"/spec/gates/1":       {"other"},
+		"/spec/args/0":        {"other"}, // atomic list: its owner owns every element
+		"/spec/scalar":        {},
+		"/spec/gates":         {"hco", "other"},
+	}
+	for ptr, want := range cases {
+		p, _ := jsonpointer.Parse(ptr)
+		if got := Owners(live, p, "me"); !reflect.DeepEqual(got, want) {
+			t.Errorf("Owners(%s) = %v, want %v", ptr, got, want)
+		}
+	}
+	if !Applied(live, "me") || Applied(live, "hco") {
+		t.Error("Applied must only see Apply entries of the manager")
+	}
+}
+
+func TestDroppedKeyedList(t *testing.T) {
+	live := &unstructured.Unstructured{Object: map[string]any{}}
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{
+		entry("me", metav1.ManagedFieldsOperationApply, `{"f:metadata":{"f:name":{},"f:labels":{"f:l":{}}},"f:spec":{"f:gates":{"k:{\"name\":\"A\"}":{".":{},"f:name":{}},"k:{\"name\":\"B\"}":{".":{},"f:name":{}}}}}`),
+	})
+	desired := map[string]any{
+		"metadata": map[string]any{"name": "x", "labels": map[string]any{"l": "v"}},
+		"spec":     map[string]any{"gates": []any{map[string]any{"name": "A"}}},
+	}
+	got := Dropped(live, desired, "me")
+	if len(got) != 1 || got[0] != `/spec/gates/k:{"name":"B"}` {
+		t.Fatalf("got %v", got)
+	}
+}
