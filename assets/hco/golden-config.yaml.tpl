@@ -1,6 +1,8 @@
 {{- /*
   The golden HyperConverged config. Only fields with a reason to differ from,
   or to pin, the HCO defaults belong here; everything else stays the user's.
+  Switches (HCO annotations platform.kubevirt.io/<switch>: "true") turn on
+  the higher-density and AAQ parts.
 */ -}}
 apiVersion: hco.kubevirt.io/v1
 kind: HyperConverged
@@ -12,6 +14,12 @@ spec:
     # Refuse to uninstall while VMs exist: an accidental uninstall must never
     # take running workloads down with it.
     uninstallStrategy: BlockUninstallIfWorkloadsExist
+{{- if switch "enable-aaq" }}
+    # Application-Aware Quota: quotas that count a VM's real footprint, not
+    # its launcher pod's. HCO deploys and owns the AAQ operator.
+    applicationAwareConfig:
+      enable: true
+{{- end }}
   virtualization:
     liveMigrationConfig:
       # Two outbound migrations per node (HCO default 1) drain a node for
@@ -19,3 +27,11 @@ spec:
       # cluster keeps the migration network from saturating.
       parallelMigrationsPerCluster: 5
       parallelOutboundMigrationsPerNode: 2
+{{- if switch "enable-higher-density" }}
+    # Merge identical guest pages on every node.
+    ksmConfiguration:
+      nodeLabelSelector: {}
+    higherWorkloadDensity:
+      # Above 120% only with swap as a safety net for memory spikes.
+      memoryOvercommitPercentage: {{ if excluded "MachineConfig" "" "90-worker-kubevirt-swap" }}120{{ else }}150{{ end }}
+{{- end }}

@@ -26,6 +26,9 @@ const (
 	Mode = "platform.kubevirt.io/mode"
 	// ModeUnmanaged is the opt-out value of Mode.
 	ModeUnmanaged = "unmanaged"
+	// SwitchPrefix prefixes the HCO annotations that turn features on
+	// ("platform.kubevirt.io/enable-loadaware": "true").
+	SwitchPrefix = "platform.kubevirt.io/"
 	// DisabledResources on the HCO lists objects never to create
 	// ("Kind/name" or "Kind/namespace/name", globs allowed, comma separated).
 	DisabledResources = "platform.kubevirt.io/disabled-resources"

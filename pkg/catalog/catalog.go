@@ -30,15 +30,17 @@ const (
 
 // Asset is one catalog entry: an embedded template rendering exactly one object.
 type Asset struct {
-	Name           string      `json:"name"`
-	Path           string      `json:"path"`
-	Component      string      `json:"component"`
-	ReconcileOrder int         `json:"reconcile_order"`
-	Install        Install     `json:"install"`
-	Description    string      `json:"description,omitempty"`
-	Group          string      `json:"group,omitempty"`
-	GateCRD        string      `json:"gate_crd,omitempty"`
-	Conditions     []Condition `json:"conditions,omitempty"`
+	Name           string  `json:"name"`
+	Path           string  `json:"path"`
+	Component      string  `json:"component"`
+	ReconcileOrder int     `json:"reconcile_order"`
+	Install        Install `json:"install"`
+	Description    string  `json:"description,omitempty"`
+	// Tier: 1 always-on baseline, 2 context-aware opt-in, 3 advanced.
+	Tier       int         `json:"tier"`
+	Group      string      `json:"group,omitempty"`
+	GateCRD    string      `json:"gate_crd,omitempty"`
+	Conditions []Condition `json:"conditions,omitempty"`
 	// Params are passed to the template as .Params, so one template can serve
 	// several assets (for example one MachineConfig per pool role).
 	Params map[string]string `json:"params,omitempty"`
@@ -49,7 +51,19 @@ func (a *Asset) OptIn() bool { return a.Install == InstallOptIn }
 
 // Catalog is the validated, ordered list of assets.
 type Catalog struct {
-	Assets []Asset `json:"assets"`
+	// Switches are HCO annotations (platform.kubevirt.io/<name>: "true")
+	// that templates read to turn on parts of an asset, as opposed to
+	// whole assets (which use annotation conditions).
+	Switches []Switch `json:"switches,omitempty"`
+	Assets   []Asset  `json:"assets"`
+}
+
+// Switch documents one in-template feature switch.
+type Switch struct {
+	Name        string `json:"name"`
+	Asset       string `json:"asset"`
+	Tier        int    `json:"tier"`
+	Description string `json:"description"`
 }
 
 // Get returns the asset with the given name.
@@ -96,6 +110,11 @@ func Parse(fsys fs.FS, raw []byte) (*Catalog, error) {
 		}
 		seen[a.Name] = true
 	}
+	for _, sw := range c.Switches {
+		if !assetName.MatchString(sw.Name) || sw.Description == "" || !seen[sw.Asset] || sw.Tier < 1 || sw.Tier > 3 {
+			errs = append(errs, fmt.Sprintf("switch %q: needs a lower-case name, a description, a tier 1-3 and an existing asset", sw.Name))
+		}
+	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("catalog is invalid:\n  %s", strings.Join(errs, "\n  "))
 	}
@@ -122,6 +141,9 @@ func validate(fsys fs.FS, a *Asset) error {
 	}
 	if a.Component == "" {
 		return fmt.Errorf("component (the Kind the template renders) is required")
+	}
+	if a.Tier < 1 || a.Tier > 3 {
+		return fmt.Errorf("tier must be 1 (always-on), 2 (context-aware) or 3 (advanced)")
 	}
 	if a.ReconcileOrder < 0 {
 		return fmt.Errorf("reconcile_order must be >= 0")

@@ -30,16 +30,16 @@ func TestEmbeddedCatalogLoads(t *testing.T) {
 func TestCatalogRejects(t *testing.T) {
 	fsys := fstest.MapFS{"t.yaml.tpl": {Data: []byte("x")}}
 	cases := map[string]struct{ yaml, want string }{
-		"unknown field":                   {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: always, colour: red}]`, "unknown field"},
-		"missing template":                {`assets: [{name: a, path: nope.tpl, component: X, reconcile_order: 1, install: always}]`, `path "nope.tpl"`},
-		"bad install":                     {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: sometimes}]`, "install"},
-		"opt-in without conditions":       {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: opt-in}]`, "at least one condition"},
-		"unknown condition type":          {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: opt-in, conditions: [{type: moon}]}]`, "unknown type"},
-		"field of another condition type": {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: opt-in, conditions: [{type: feature-gate, name: X, key: y}]}]`, `does not take "key"`},
-		"unknown detector":                {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: opt-in, conditions: [{type: hardware, detector: flux}]}]`, "unknown detector"},
-		"bad topology value":              {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: opt-in, conditions: [{type: topology, field: compact, value: "maybe"}]}]`, "topology value"},
-		"duplicate":                       {`assets: [{name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: always}, {name: a, path: t.yaml.tpl, component: X, reconcile_order: 1, install: always}]`, "duplicate"},
-		"bad name":                        {`assets: [{name: A_b, path: t.yaml.tpl, component: X, reconcile_order: 1, install: always}]`, "lower-case"},
+		"unknown field":                   {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always, colour: red}]`, "unknown field"},
+		"missing template":                {`assets: [{name: a, path: nope.tpl, component: X, tier: 1, reconcile_order: 1, install: always}]`, `path "nope.tpl"`},
+		"bad install":                     {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: sometimes}]`, "install"},
+		"opt-in without conditions":       {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: opt-in}]`, "at least one condition"},
+		"unknown condition type":          {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: opt-in, conditions: [{type: moon}]}]`, "unknown type"},
+		"field of another condition type": {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: opt-in, conditions: [{type: feature-gate, name: X, key: y}]}]`, `does not take "key"`},
+		"unknown detector":                {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: opt-in, conditions: [{type: hardware, detector: flux}]}]`, "unknown detector"},
+		"bad topology value":              {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: opt-in, conditions: [{type: topology, field: compact, value: "maybe"}]}]`, "topology value"},
+		"duplicate":                       {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always}, {name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always}]`, "duplicate"},
+		"bad name":                        {`assets: [{name: A_b, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always}]`, "lower-case"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

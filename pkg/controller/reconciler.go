@@ -31,7 +31,6 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -145,7 +144,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	rc := rendercontext.New(facts)
 	hco := facts.HCO
 
-	excl, exclErrs := engine.Exclusions(rc)
+	_, exclErrs := engine.Exclusions(rc)
 	r.recordExclusionErrors(hco, exclErrs)
 	r.recordTombstones(hco, r.reaper.Reap(ctx, r.opts.Tombstones))
 
@@ -154,13 +153,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	var retry time.Duration
 	for i := range r.opts.Catalog.Assets {
 		a := &r.opts.Catalog.Assets[i]
-		d := r.evaluator.Evaluate(ctx, a, rc, excl, r.live)
+		d := r.evaluator.Evaluate(ctx, a, rc, r.live)
 		var res engine.Result
 		switch d.Outcome {
 		case engine.Included:
 			res = r.syncer.Sync(ctx, &d)
 		case engine.Inactive:
-			res = r.deactivate(ctx, &d, rc, excl)
+			res = r.deactivate(ctx, &d, rc)
 		case engine.Failed:
 			// Retried with backoff: a render or read failure can be
 			// transient (a CRD just installed and not yet discoverable).
@@ -175,14 +174,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		if res.Err != nil {
 			errs = append(errs, fmt.Errorf("asset %s: %w", a.Name, res.Err))
 		}
-		if res.Outcome == engine.Throttled {
-			if w, err := time.ParseDuration(res.RetryAfter); err == nil && (retry == 0 || w < retry) {
-				retry = w
-			}
+		if w := res.RetryAfter; w > 0 && (retry == 0 || w < retry) {
+			retry = w
 		}
 		// The HCO comes first; everything after renders from its effective state.
 		if a.ReconcileOrder == 0 && res.Object != nil && res.Object.GroupVersionKind() == rendercontext.HCOGVK {
-			rc.HCO = res.Object.Object
+			rc.SetHCO(res.Object)
 		}
 	}
 	if err := r.watches.sync(ctx, want); err != nil {
@@ -211,13 +208,13 @@ func (r *Reconciler) baseWatches(rc *rendercontext.RenderContext) map[schema.Gro
 
 // deactivate removes what an opt-in asset created once its conditions stop
 // holding. Root exclusion and opt-out protect objects from this too.
-func (r *Reconciler) deactivate(ctx context.Context, d *engine.Decision, rc *rendercontext.RenderContext, excl exclusion.Set) engine.Result {
+func (r *Reconciler) deactivate(ctx context.Context, d *engine.Decision, rc *rendercontext.RenderContext) engine.Result {
 	res := engine.Result{Outcome: engine.Inactive, Reason: d.Reason}
 	obj := d.Rendered
 	if !d.Asset.OptIn() || obj == nil || !rc.KindAvailable(obj.GroupVersionKind()) {
 		return res
 	}
-	if _, hit := excl.Match(obj.GetKind(), obj.GetNamespace(), obj.GetName()); hit {
+	if _, hit := rc.Exclusions.Match(obj.GetKind(), obj.GetNamespace(), obj.GetName()); hit {
 		return res
 	}
 	live := unstructuredOf(obj.GroupVersionKind())

@@ -8,6 +8,8 @@
 package engine
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
@@ -79,8 +81,9 @@ type Result struct {
 	// Opponents are the other field managers owning drifted fields: who the
 	// autopilot is fighting with.
 	Opponents []string
-	// RetryAfter is set when Throttled: when a write is allowed again.
-	RetryAfter string
+	// RetryAfter asks for another pass after this long (a throttled write,
+	// a namespace the operator has not created yet).
+	RetryAfter time.Duration
 	// Object is the server's copy after a write.
 	Object *unstructured.Unstructured
 	Err    error

@@ -25,25 +25,24 @@ type Evaluator struct {
 	Renderer *render.Renderer
 }
 
-// Exclusions parses the HCO's disabled-resources annotation of rc; malformed
-// entries are returned as errors and ignored.
+// Exclusions returns the HCO's root exclusion list and its malformed
+// entries (reported and ignored).
 func Exclusions(rc *rendercontext.RenderContext) (exclusion.Set, []error) {
-	v, _ := rc.HCOAnnotation(annotations.DisabledResources)
-	return exclusion.Parse(v)
+	return rc.Exclusions, rc.ExclusionErrors
 }
 
 // Evaluate runs conditions, render, dependency check, root exclusion,
 // opt-out, patch and mask for one asset. live may be nil (offline).
-func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *rendercontext.RenderContext, excl exclusion.Set, live LiveReader) Decision {
+func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *rendercontext.RenderContext, live LiveReader) Decision {
 	d := Decision{Asset: a}
 	if ok, why := ConditionsHold(a, rc); !ok {
 		d.Outcome, d.Reason = Inactive, why
 		// Still render (best effort) so the caller knows which object an
 		// opt-in asset would own, to remove it.
-		d.Rendered, _ = e.Renderer.Render(a.Path, rc, a.Params)
+		d.Rendered, _ = e.Renderer.Render(a.Path, rc, a.Params, nil)
 		return d
 	}
-	obj, err := e.Renderer.Render(a.Path, rc, a.Params)
+	obj, err := e.Renderer.Render(a.Path, rc, a.Params, nil)
 	if err != nil {
 		d.Outcome, d.Reason = Failed, err.Error()
 		return d
@@ -58,7 +57,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		d.Outcome, d.Reason = MissingDependency, fmt.Sprintf("CRD %s is not installed", a.GateCRD)
 		return d
 	}
-	if r, hit := excl.Match(obj.GetKind(), obj.GetNamespace(), obj.GetName()); hit {
+	if r, hit := rc.Exclusions.Match(obj.GetKind(), obj.GetNamespace(), obj.GetName()); hit {
 		d.Outcome, d.Reason = Excluded, fmt.Sprintf("listed in HCO %s as %q", annotations.DisabledResources, r.String())
 		return d
 	}
@@ -67,6 +66,15 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			d.Outcome, d.Reason = Failed, fmt.Sprintf("read live object: %v", err)
 			return d
 		}
+	}
+	if d.Live != nil && e.Renderer.UsesLive(a.Path) {
+		// Templates that keep some of the live state (for example the
+		// descheduler's preserved profiles) render again, seeing it.
+		if obj, err = e.Renderer.Render(a.Path, rc, a.Params, d.Live); err != nil {
+			d.Outcome, d.Reason = Failed, err.Error()
+			return d
+		}
+		d.Rendered = obj
 	}
 	desired := obj.DeepCopy()
 	if d.Live != nil {

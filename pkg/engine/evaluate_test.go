@@ -13,7 +13,6 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/drift"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
@@ -43,8 +42,7 @@ func setup(t testing.TB, hcoAnn map[string]string) (*engine.Evaluator, *catalog.
 func evaluate(t testing.TB, hcoAnn map[string]string, asset string, live liveMap) engine.Decision {
 	ev, cat, rc := setup(t, hcoAnn)
 	a, _ := cat.Get(asset)
-	excl, _ := engine.Exclusions(rc)
-	return ev.Evaluate(context.Background(), a, rc, excl, live)
+	return ev.Evaluate(context.Background(), a, rc, live)
 }
 
 func TestEvaluateOutcomes(t *testing.T) {
@@ -101,7 +99,7 @@ func TestEvaluateMissingDependency(t *testing.T) {
 	ev, cat, rc := setup(t, map[string]string{"platform.kubevirt.io/enable-loadaware": "true"})
 	rc.AssumeAllKinds = false
 	a, _ := cat.Get("descheduler-loadaware")
-	d := ev.Evaluate(context.Background(), a, rc, exclusion.Set{}, nil)
+	d := ev.Evaluate(context.Background(), a, rc, nil)
 	if d.Outcome != engine.MissingDependency {
 		t.Fatalf("got %s", d.Outcome)
 	}
@@ -109,7 +107,7 @@ func TestEvaluateMissingDependency(t *testing.T) {
 	ev, cat, rc = setup(t, nil)
 	rc.AssumeAllKinds = false
 	a, _ = cat.Get("descheduler-loadaware")
-	if d := ev.Evaluate(context.Background(), a, rc, exclusion.Set{}, nil); d.Outcome != engine.Inactive {
+	if d := ev.Evaluate(context.Background(), a, rc, nil); d.Outcome != engine.Inactive {
 		t.Fatalf("got %s", d.Outcome)
 	}
 }
@@ -119,14 +117,13 @@ func TestEvaluateMissingDependency(t *testing.T) {
 // verdict. No API request is involved.
 func BenchmarkSteadyState(b *testing.B) {
 	ev, cat, rc := setup(b, nil)
-	excl, _ := engine.Exclusions(rc)
 	a, _ := cat.Get("swap-enable")
-	first := ev.Evaluate(context.Background(), a, rc, excl, nil)
+	first := ev.Evaluate(context.Background(), a, rc, nil)
 	live := liveMap{"MachineConfig//90-worker-kubevirt-swap": first.Desired}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		d := ev.Evaluate(context.Background(), a, rc, excl, live)
+		d := ev.Evaluate(context.Background(), a, rc, live)
 		if len(drift.Diff(d.Desired, d.Live, annotations.FieldManager)) != 0 {
 			b.Fatal("drift in steady state")
 		}

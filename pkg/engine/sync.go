@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,6 +35,9 @@ type Syncer struct {
 	mu       sync.Mutex
 	verified map[string]string // object key -> uid/resourceVersion/desired hash proven in sync
 }
+
+// NamespaceRetry is how soon an object whose namespace is missing is tried again.
+var NamespaceRetry = time.Minute
 
 // ObjectKey identifies an object across kinds: "Kind/namespace/name".
 func ObjectKey(u *unstructured.Unstructured) string {
@@ -71,13 +76,20 @@ func (s *Syncer) Sync(ctx context.Context, d *Decision) Result {
 		res.Opponents = opponents(d.Live, diff)
 	}
 	if ok, wait := s.Throttle.Allow(key); !ok {
-		res.Outcome, res.RetryAfter = Throttled, wait.Round(1e9).String()
-		res.Reason = fmt.Sprintf("corrective writes to %s are paused for %s: %s keep changing", key, res.RetryAfter, fieldsAndManagers(diff, res.Opponents))
+		res.Outcome, res.RetryAfter = Throttled, wait
+		res.Reason = fmt.Sprintf("corrective writes to %s are paused for %s: %s keep changing", key, wait.Round(time.Second), fieldsAndManagers(diff, res.Opponents))
 		return res
 	}
 	obj := d.Desired.DeepCopy()
 	if err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
 		client.FieldOwner(annotations.FieldManager), client.ForceOwnership); err != nil {
+		if ns := obj.GetNamespace(); d.Live == nil && ns != "" && apierrors.IsNotFound(err) {
+			// The operator that owns the kind creates its namespace; until
+			// it does, this is a missing dependency, not a failure.
+			res.Outcome, res.RetryAfter = MissingDependency, NamespaceRetry
+			res.Reason = fmt.Sprintf("namespace %s does not exist (is its operator installed?)", ns)
+			return res
+		}
 		res.Outcome, res.Reason, res.Err = Failed, fmt.Sprintf("server-side apply: %v", err), err
 		return res
 	}

@@ -52,10 +52,24 @@ type Data struct {
 	Topology  rendercontext.Topology
 	Hardware  rendercontext.Hardware
 	Params    map[string]string
+	// Live is the object on the cluster, for templates that keep part of
+	// it (nil when absent or not yet read).
+	Live map[string]any
 }
 
-// Render renders the template at path into one object.
-func (r *Renderer) Render(path string, rc *rendercontext.RenderContext, params map[string]string) (*unstructured.Unstructured, error) {
+// UsesLive reports whether the template at path reads .Live, so callers
+// render it again once the live object is known.
+func (r *Renderer) UsesLive(path string) bool {
+	t, err := r.template(path)
+	if err != nil {
+		return false
+	}
+	return strings.Contains(t.Root.String(), ".Live")
+}
+
+// Render renders the template at path into one object. live is the
+// object's current state, or nil.
+func (r *Renderer) Render(path string, rc *rendercontext.RenderContext, params map[string]string, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	tpl, err := r.template(path)
 	if err != nil {
 		return nil, err
@@ -73,8 +87,12 @@ func (r *Renderer) Render(path string, rc *rendercontext.RenderContext, params m
 	if params == nil {
 		params = map[string]string{}
 	}
+	data := Data{Namespace: rc.Namespace, HCO: hco, Topology: rc.Topology, Hardware: rc.Hardware, Params: params}
+	if live != nil {
+		data.Live = live.Object
+	}
 	var buf bytes.Buffer
-	if err := t.Execute(&buf, Data{Namespace: rc.Namespace, HCO: hco, Topology: rc.Topology, Hardware: rc.Hardware, Params: params}); err != nil {
+	if err := t.Execute(&buf, data); err != nil {
 		return nil, fmt.Errorf("render %s: %w", path, err)
 	}
 	return decodeOne(path, buf.Bytes())
@@ -121,6 +139,14 @@ func contextFuncs(rc *rendercontext.RenderContext) template.FuncMap {
 		"crdEnum":      rc.Enum,
 		"crdEnumFirst": rc.EnumFirst,
 		"crdHasField":  rc.HasField,
+		// switch "enable-x": the HCO annotation platform.kubevirt.io/enable-x is "true".
+		"switch": rc.Switch,
+		// excluded KIND NAMESPACE NAME: the object is root-excluded, so
+		// assets that depend on it can adapt.
+		"excluded": func(kind, namespace, name string) bool {
+			_, hit := rc.Exclusions.Match(kind, namespace, name)
+			return hit
+		},
 	}
 }
 

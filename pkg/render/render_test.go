@@ -1,6 +1,8 @@
 package render_test
 
 import (
+	"io/fs"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -9,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
@@ -56,7 +59,7 @@ func TestDeschedulerProfileFallback(t *testing.T) {
 			if tc.crd != nil {
 				rc.CRDs[kdCRD] = tc.crd
 			}
-			u, err := r.Render("descheduler/loadaware.yaml.tpl", rc, nil)
+			u, err := r.Render("descheduler/loadaware.yaml.tpl", rc, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,28 +90,62 @@ func TestRenderRules(t *testing.T) {
 		"two.tpl": "exactly one object", "missing.tpl": "nope", "clock.tpl": "not defined",
 		"env.tpl": "not defined", "noname.tpl": "metadata.name",
 	} {
-		_, err := r.Render(path, rc, nil)
+		_, err := r.Render(path, rc, nil, nil)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: want error containing %q, got %v", path, want, err)
 		}
 	}
 }
 
-func TestEveryAssetRendersOffline(t *testing.T) {
+func TestEveryAssetRendersOfflineAndStably(t *testing.T) {
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := render.New(assets.FS)
-	for _, tpl := range []struct{ path, role string }{
-		{"hco/golden-config.yaml.tpl", ""}, {"machine-config/swap.yaml.tpl", "worker"},
-		{"machine-config/psi.yaml.tpl", "master"}, {"descheduler/loadaware.yaml.tpl", ""},
-	} {
-		u, err := r.Render(tpl.path, &rendercontext.RenderContext{Namespace: "openshift-cnv"}, map[string]string{"role": tpl.role})
+	for _, a := range cat.Assets {
+		rc := &rendercontext.RenderContext{Namespace: "openshift-cnv"}
+		u, err := r.Render(a.Path, rc, a.Params, nil)
 		if err != nil {
-			t.Fatalf("%s: %v", tpl.path, err)
+			t.Fatalf("%s: %v", a.Name, err)
 		}
-		again, _ := r.Render(tpl.path, &rendercontext.RenderContext{Namespace: "openshift-cnv"}, map[string]string{"role": tpl.role})
-		a, _ := u.MarshalJSON()
-		b, _ := again.MarshalJSON()
-		if string(a) != string(b) {
-			t.Fatalf("%s renders differently twice", tpl.path)
+		if u.GetKind() != a.Component {
+			t.Errorf("%s renders a %s, the catalog says %s", a.Name, u.GetKind(), a.Component)
 		}
+		again, _ := r.Render(a.Path, rc, a.Params, nil)
+		x, _ := u.MarshalJSON()
+		y, _ := again.MarshalJSON()
+		if string(x) != string(y) {
+			t.Fatalf("%s renders differently twice", a.Name)
+		}
+	}
+}
+
+// Templates may only read switches the catalog declares, so a typo cannot
+// silently make a feature impossible to turn on.
+func TestTemplatesUseDeclaredSwitches(t *testing.T) {
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string]bool{}
+	for _, s := range cat.Switches {
+		declared[s.Name] = true
+	}
+	re := regexp.MustCompile(`switch\s+"([^"]+)"`)
+	err = fs.WalkDir(assets.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".tpl") {
+			return err
+		}
+		src, _ := fs.ReadFile(assets.FS, p)
+		for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+			if !declared[m[1]] {
+				t.Errorf("%s reads switch %q, which metadata.yaml does not declare", p, m[1])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

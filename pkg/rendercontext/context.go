@@ -12,6 +12,9 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
 )
 
 // HCO identity. The HCO is the single reconcile key.
@@ -35,6 +38,10 @@ type RenderContext struct {
 	// CRDs holds the installed CRDs by name, for schema-dependent rendering
 	// (profile fallback, optional fields). Nil or empty offline.
 	CRDs map[string]*apiextensionsv1.CustomResourceDefinition
+	// Exclusions is the HCO's root exclusion list; ExclusionErrors its
+	// malformed entries (ignored).
+	Exclusions      exclusion.Set
+	ExclusionErrors []error
 	// AssumeAllKinds treats every kind and CRD as installed: an offline
 	// render without CRD facts previews everything that would be active.
 	AssumeAllKinds bool
@@ -152,4 +159,21 @@ func (rc *RenderContext) HCOFieldUnconfigured(path string) bool {
 		return t == ""
 	}
 	return false
+}
+
+// Switch reports whether the HCO annotation platform.kubevirt.io/<name> is "true".
+func (rc *RenderContext) Switch(name string) bool {
+	v, _ := rc.HCOAnnotation(annotations.SwitchPrefix + name)
+	return v == "true"
+}
+
+// SetHCO replaces the HCO (with the effective one, after the golden config
+// is applied) and re-reads what derives from it.
+func (rc *RenderContext) SetHCO(hco *unstructured.Unstructured) {
+	rc.HCO = nil
+	if hco != nil {
+		rc.HCO = hco.Object
+	}
+	v, _ := rc.HCOAnnotation(annotations.DisabledResources)
+	rc.Exclusions, rc.ExclusionErrors = exclusion.Parse(v)
 }

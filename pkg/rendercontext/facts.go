@@ -30,9 +30,7 @@ const (
 // leaves its zero value, so an asset that needs it stays inactive.
 func New(f Facts) *RenderContext {
 	rc := &RenderContext{Namespace: f.Namespace, CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{}}
-	if f.HCO != nil {
-		rc.HCO = f.HCO.Object
-	}
+	rc.SetHCO(f.HCO)
 	for i := range f.CRDs {
 		rc.CRDs[f.CRDs[i].Name] = &f.CRDs[i]
 	}

@@ -108,7 +108,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 		})
 		Eventually(func() map[string]string { return get(mcGVK, "", swapMC).GetLabels() }).Should(HaveKeyWithValue("patched", "yes"))
 		Eventually(outcomeOf("swap-enable")).Should(Equal(engine.Unchanged))
-		Expect(testutil.CollectAndCount(metrics.InvalidAnnotation, "virt_platform_autopilot_invalid_annotation")).To(Equal(0))
+		Expect(seriesWith(metrics.InvalidAnnotation, "name", swapMC)).To(Equal(0))
 	})
 
 	It("keeps ignore-fields values whoever set them, across reconciles and restarts, and hands them back when unmasked", func() {
@@ -157,7 +157,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 		installCRD(ctx, deschedulerCRD("4-21"))
 		Eventually(func() *unstructured.Unstructured { return get(kdGVK, deschedulerNamespace, "cluster") }).ShouldNot(BeNil())
 		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Unchanged))
-		Expect(testutil.CollectAndCount(metrics.MissingDependency, "virt_platform_autopilot_missing_dependency")).To(Equal(0))
+		Expect(seriesWith(metrics.MissingDependency, "asset", "descheduler-loadaware")).To(Equal(0))
 
 		// Watched now: a manual edit is reverted.
 		update(kdGVK, deschedulerNamespace, "cluster", "kubectl-edit", func(u *unstructured.Unstructured) {

@@ -2,7 +2,10 @@ package integration
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"strings"
 
 	. "github.com/onsi/gomega"
@@ -149,4 +152,22 @@ func nestedInt(u *unstructured.Unstructured, path ...string) int64 {
 		return int64(n)
 	}
 	return -1
+}
+
+// seriesWith counts the series of a metric vector whose label has value.
+func seriesWith(c prometheus.Collector, label, value string) int {
+	ch := make(chan prometheus.Metric, 1000)
+	c.Collect(ch)
+	close(ch)
+	n := 0
+	for m := range ch {
+		var pb dto.Metric
+		Expect(m.Write(&pb)).To(Succeed())
+		for _, l := range pb.GetLabel() {
+			if l.GetName() == label && l.GetValue() == value {
+				n++
+			}
+		}
+	}
+	return n
 }

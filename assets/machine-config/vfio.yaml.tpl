@@ -1,0 +1,32 @@
+{{- /*
+  Binds the PCI devices the HCO permits for passthrough (those not served by
+  an external device plugin) to vfio-pci at boot, before any host driver
+  claims them. Without permitted devices only the IOMMU arguments remain.
+*/ -}}
+{{- $ids := list -}}
+{{- range (dig "spec" "virtualization" "permittedHostDevices" "pciHostDevices" list .HCO) -}}
+{{- if and (not (dig "externalResourceProvider" false .)) (not (dig "disabled" false .)) -}}
+{{- $ids = append $ids (lower .pciDeviceSelector) -}}
+{{- end -}}
+{{- end -}}
+{{- $ids = $ids | uniq | sortAlpha -}}
+{{- $vendors := .Hardware.CPUVendors | default (list "Intel") -}}
+apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfig
+metadata:
+  name: 50-{{ .Params.role }}-kubevirt-vfio
+  labels:
+    machineconfiguration.openshift.io/role: {{ .Params.role }}
+spec:
+  kernelArguments:
+{{- if has "Intel" $vendors }}
+    - intel_iommu=on
+{{- end }}
+{{- if has "AMD" $vendors }}
+    - amd_iommu=on
+{{- end }}
+    - iommu=pt
+{{- if $ids }}
+    - vfio-pci.ids={{ join "," $ids }}
+    - rd.driver.pre=vfio-pci
+{{- end }}

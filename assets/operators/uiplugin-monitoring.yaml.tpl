@@ -1,0 +1,10 @@
+{{- /* Console monitoring plugin; the name is fixed by the CRD for this type. */ -}}
+apiVersion: observability.openshift.io/v1alpha1
+kind: UIPlugin
+metadata:
+  name: monitoring
+spec:
+  type: Monitoring
+  monitoring:
+    clusterHealthAnalyzer:
+      enabled: true
