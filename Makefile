@@ -5,7 +5,7 @@ ENVTEST_BIN = $(BIN)/envtest
 GO         ?= go
 GOLANGCI_LINT_VERSION ?= v2.15.0
 
-.PHONY: all build test unit integration envtest lint verify bench fmt vet clean
+.PHONY: all build test unit integration envtest lint verify generate bench fmt vet clean
 
 all: build
 
@@ -40,8 +40,15 @@ lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@hack/golangci-lint.sh "$(BIN)" "$(GOLANGCI_LINT_VERSION)" run ./...
 
+## generate: docs/assets.md, the README asset table and config/rbac/role.yaml, from the catalog
+generate:
+	$(GO) run ./cmd/docs-gen
+	$(GO) run ./cmd/rbac-gen
+
 ## verify: generated files are up to date, code is formatted and vetted
 verify: vet
+	@$(MAKE) --no-print-directory generate
+	@git diff --exit-code -- docs/assets.md README.md config/rbac/role.yaml || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
 

@@ -34,7 +34,7 @@ func TestTopologyAndHardware(t *testing.T) {
 		t.Fatalf("vendors: %v", h.CPUVendors)
 	}
 
-	gpu := New(Facts{Nodes: []corev1.Node{node("w", nil, corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")})}})
+	gpu := New(Facts{Nodes: []corev1.Node{node("sno", map[string]string{labelMaster: ""}, corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")})}})
 	if !gpu.Hardware.GPU || !gpu.Topology.SingleNode {
 		t.Fatalf("gpu capacity / single node: %+v %+v", gpu.Hardware, gpu.Topology)
 	}

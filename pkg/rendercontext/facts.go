@@ -70,7 +70,7 @@ func topology(f Facts) Topology {
 		t.SchedulableMasters = schedulableMasterNodes > 0
 	}
 	t.ExternalControlPlane = t.ControlPlaneTopology == "External"
-	t.SingleNode = t.ControlPlaneTopology == "SingleReplica" || t.Nodes == 1
+	t.SingleNode = t.ControlPlaneTopology == "SingleReplica" || (t.Nodes == 1 && t.Masters == 1)
 	// Compact: every node is a control-plane node that also runs workloads.
 	t.Compact = t.Masters > 0 && t.Workers == 0 && t.SchedulableMasters && !t.SingleNode
 	if t.SingleNode {

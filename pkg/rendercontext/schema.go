@@ -42,7 +42,7 @@ func (rc *RenderContext) Enum(crdName, path string) []string {
 	if s == nil {
 		return nil
 	}
-	if s.Type == "array" && s.Items != nil && s.Items.Schema != nil {
+	if s.Items != nil && s.Items.Schema != nil {
 		s = s.Items.Schema
 	}
 	out := make([]string, 0, len(s.Enum))

@@ -30,6 +30,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/drift"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rbac"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
@@ -110,7 +111,8 @@ var hwInputs = []hwInput{
 	{name: "compact-amd", nodes: []corev1.Node{
 		node("m0", map[string]string{"node-role.kubernetes.io/master": "", "node-role.kubernetes.io/worker": "",
 			"feature.node.kubernetes.io/memory-numa": "true", "feature.node.kubernetes.io/iommu-enabled": "true",
-			"feature.node.kubernetes.io/pci-0300_1002.present": "true", "feature.node.kubernetes.io/cpu-model.vendor_id": "AMD"}),
+			"feature.node.kubernetes.io/pci-0300_1002.present": "true", "feature.node.kubernetes.io/cpu-model.vendor_id": "AMD",
+			"feature.node.kubernetes.io/usb-ef_0b95_1790.present": "true"}),
 		node("m1", map[string]string{"node-role.kubernetes.io/master": "", "node-role.kubernetes.io/worker": ""}),
 		node("m2", map[string]string{"node-role.kubernetes.io/master": "", "node-role.kubernetes.io/worker": ""}),
 	}},
@@ -198,6 +200,35 @@ func TestVendorSchemaConformance(t *testing.T) {
 	for _, a := range cat.Assets {
 		if !covered[a.Name] {
 			t.Errorf("asset %s was never active in the matrix: add an input that turns it on", a.Name)
+		}
+	}
+	checkRBACResources(t, cfg, cat)
+}
+
+// checkRBACResources proves the generated role names each managed kind's
+// real resource (the plural the API server maps it to).
+func checkRBACResources(t *testing.T, cfg *rest.Config, cat *catalog.Catalog) {
+	c, err := client.New(cfg, client.Options{Scheme: app.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := render.New(assets.FS)
+	for i := range cat.Assets {
+		a := &cat.Assets[i]
+		u, err := r.Render(a.Path, &rendercontext.RenderContext{Namespace: ns}, a.Params, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gvk := u.GroupVersionKind()
+		if gvk.Kind == "KubeDescheduler" {
+			continue // its CRD was removed at the end of the matrix
+		}
+		m, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			t.Fatalf("asset %s: %v", a.Name, err)
+		}
+		if got := rbac.Resource(gvk.Kind); got != m.Resource.Resource {
+			t.Errorf("rbac.Resource(%s) = %s, the API server says %s: add it to the irregular plurals", gvk.Kind, got, m.Resource.Resource)
 		}
 	}
 }

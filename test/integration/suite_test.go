@@ -6,6 +6,7 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -13,11 +14,13 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
@@ -75,6 +78,14 @@ var _ = BeforeSuite(func() {
 	for _, ns := range []string{hcoNamespace, deschedulerNamespace} {
 		Expect(k8s.Create(suiteCtx, &corev1.Namespace{ObjectMeta: metaName(ns)})).To(Succeed())
 	}
+	// The manager runs as the service account bound to the generated role
+	// (config/rbac), so anything the role forgets fails these tests.
+	role := &rbacv1.ClusterRole{}
+	readYAML(filepath.Join(repoRoot(), "config", "rbac", "role.yaml"), role)
+	binding := &rbacv1.ClusterRoleBinding{}
+	readYAML(filepath.Join(repoRoot(), "config", "rbac", "role_binding.yaml"), binding)
+	Expect(k8s.Create(suiteCtx, role)).To(Succeed())
+	Expect(k8s.Create(suiteCtx, binding)).To(Succeed())
 	if vendorDir() == "" {
 		GinkgoWriter.Println("VENDOR_CRDS unset: using the minimal CRDs in test/crds")
 	} else {
@@ -96,6 +107,7 @@ var _ = AfterSuite(func() {
 func startManager() {
 	mcfg := rest.CopyConfig(cfg)
 	mcfg.WrapTransport = requests.wrap
+	mcfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + hcoNamespace + ":virt-platform-autopilot"}
 	mgr, r, err := app.NewManager(mcfg, app.Config{
 		Namespace: hcoNamespace, Throttle: testThrottle, Resync: time.Hour,
 	})
@@ -154,3 +166,9 @@ func (l *requestLog) mark() int {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func readYAML(path string, into any) {
+	raw, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(yaml.Unmarshal(raw, into)).To(Succeed(), "decode %s", path)
+}

@@ -1,0 +1,94 @@
+// Package rbac derives the autopilot's least-privilege ClusterRole from the
+// catalog and the tombstones, so permissions follow what ships.
+package rbac
+
+import (
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
+)
+
+// irregular maps kinds whose resource name is not lower-case kind + "s".
+// The conformance test checks every managed kind against a real API
+// server's REST mapping, so a missing entry fails CI, not a cluster.
+var irregular = map[string]string{}
+
+// Resource returns the plural resource name of kind.
+func Resource(kind string) string {
+	if r, ok := irregular[kind]; ok {
+		return r
+	}
+	return strings.ToLower(kind) + "s"
+}
+
+// static are the reads every reconcile needs and the writes for reporting.
+var static = []rbacv1.PolicyRule{
+	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"config.openshift.io"}, Resources: []string{"infrastructures", "schedulers"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+}
+
+// Rules returns the ClusterRole rules: per managed kind get/list/watch/patch,
+// create unless it is the HCO (the autopilot configures an HCO, it never
+// creates one), delete only for kinds with tombstones or opt-in assets.
+func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) ([]rbacv1.PolicyRule, error) {
+	verbs := map[schema.GroupKind]map[string]bool{}
+	add := func(gk schema.GroupKind, vs ...string) {
+		if verbs[gk] == nil {
+			verbs[gk] = map[string]bool{}
+		}
+		for _, v := range vs {
+			verbs[gk][v] = true
+		}
+	}
+	r := render.New(fsys)
+	for i := range cat.Assets {
+		a := &cat.Assets[i]
+		u, err := r.Render(a.Path, &rendercontext.RenderContext{Namespace: "openshift-cnv", AssumeAllKinds: true}, a.Params, nil)
+		if err != nil {
+			return nil, fmt.Errorf("asset %s: %w", a.Name, err)
+		}
+		gk := u.GroupVersionKind().GroupKind()
+		add(gk, "get", "list", "watch", "patch")
+		if gk != rendercontext.HCOGVK.GroupKind() {
+			add(gk, "create")
+		}
+		if a.OptIn() {
+			add(gk, "delete")
+		}
+	}
+	for _, t := range tombstones {
+		gk := t.Object.GroupVersionKind().GroupKind()
+		add(gk, "get", "list", "watch", "delete")
+	}
+	gks := make([]schema.GroupKind, 0, len(verbs))
+	for gk := range verbs {
+		gks = append(gks, gk)
+	}
+	sort.Slice(gks, func(i, j int) bool {
+		if gks[i].Group != gks[j].Group {
+			return gks[i].Group < gks[j].Group
+		}
+		return gks[i].Kind < gks[j].Kind
+	})
+	rules := append([]rbacv1.PolicyRule{}, static...)
+	for _, gk := range gks {
+		vs := make([]string, 0, len(verbs[gk]))
+		for v := range verbs[gk] {
+			vs = append(vs, v)
+		}
+		sort.Strings(vs)
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{gk.Group}, Resources: []string{Resource(gk.Kind)}, Verbs: vs})
+	}
+	return rules, nil
+}
