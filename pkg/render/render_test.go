@@ -149,3 +149,27 @@ func TestTemplatesUseDeclaredSwitches(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An admin's AffinityAndTaints and SoftTopologyAndDuplicates profiles are
+// kept; profiles that conflict with load-aware rebalancing are dropped.
+func TestDeschedulerKeepsCompatibleProfiles(t *testing.T) {
+	r := render.New(assets.FS)
+	rc := &rendercontext.RenderContext{Namespace: "openshift-cnv", CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{
+		kdCRD: deschedulerCRD([]string{"AffinityAndTaints", "SoftTopologyAndDuplicates", "LifecycleAndUtilization", "KubeVirtRelieveAndMigrate"}, true),
+	}}
+	live := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"profiles": []any{"SoftTopologyAndDuplicates", "LifecycleAndUtilization", "AffinityAndTaints"},
+	}}}
+	if !r.UsesLive("descheduler/loadaware.yaml.tpl") {
+		t.Fatal("the descheduler template reads the live object")
+	}
+	u, err := r.Render("descheduler/loadaware.yaml.tpl", rc, nil, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "profiles")
+	want := []string{"SoftTopologyAndDuplicates", "AffinityAndTaints", "KubeVirtRelieveAndMigrate"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("profiles = %v, want %v", got, want)
+	}
+}
