@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -151,15 +152,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	want := r.baseWatches(rc)
 	var errs []error
 	var retry time.Duration
-	for i := range r.opts.Catalog.Assets {
-		a := &r.opts.Catalog.Assets[i]
-		d := r.evaluator.Evaluate(ctx, a, rc, r.live)
+	r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.live, func(d *engine.Decision) *unstructured.Unstructured {
 		var res engine.Result
 		switch d.Outcome {
 		case engine.Included:
-			res = r.syncer.Sync(ctx, &d)
+			res = r.syncer.Sync(ctx, d)
 		case engine.Inactive:
-			res = r.deactivate(ctx, &d, rc)
+			res = r.deactivate(ctx, d, rc)
 		case engine.Failed:
 			// Retried with backoff: a render or read failure can be
 			// transient (a CRD just installed and not yet discoverable).
@@ -170,18 +169,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		if d.Rendered != nil && d.Outcome != engine.MissingDependency && rc.KindAvailable(d.Rendered.GroupVersionKind()) {
 			want[d.Rendered.GroupVersionKind()] = true
 		}
-		r.record(hco, &d, res)
+		r.record(hco, d, res)
 		if res.Err != nil {
-			errs = append(errs, fmt.Errorf("asset %s: %w", a.Name, res.Err))
+			errs = append(errs, fmt.Errorf("asset %s: %w", d.Asset.Name, res.Err))
 		}
 		if w := res.RetryAfter; w > 0 && (retry == 0 || w < retry) {
 			retry = w
 		}
-		// The HCO comes first; everything after renders from its effective state.
-		if a.ReconcileOrder == 0 && res.Object != nil && res.Object.GroupVersionKind() == rendercontext.HCOGVK {
-			rc.SetHCO(res.Object)
+		// The HCO comes first; everything after renders from its effective
+		// state: the server's copy after a write, else the live one.
+		if res.Object != nil {
+			return res.Object
 		}
-	}
+		return nil
+	})
 	if err := r.watches.sync(ctx, want); err != nil {
 		errs = append(errs, fmt.Errorf("update watches: %w", err))
 	}

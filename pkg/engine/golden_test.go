@@ -117,13 +117,8 @@ func TestRenderGoldens(t *testing.T) {
 			rc := rendercontext.New(rendercontext.Facts{Namespace: "openshift-cnv", HCO: hco, Nodes: tc.nodes, CRDs: tc.crds})
 			rc.AssumeAllKinds = true
 			var out bytes.Buffer
-			for i := range cat.Assets {
-				a := &cat.Assets[i]
-				d := ev.Evaluate(context.Background(), a, rc, nil)
-				if a.ReconcileOrder == 0 && d.Outcome == engine.Included {
-					rc.SetHCO(engine.MergeApplied(rc.HCOObject(), d.Desired))
-				}
-				out.WriteString("---\n# asset: " + a.Name + " (" + string(d.Outcome) + ")\n")
+			for _, d := range ev.Plan(context.Background(), cat, rc, nil, engine.Preview(rc)) {
+				out.WriteString("---\n# asset: " + d.Asset.Name + " (" + string(d.Outcome) + ")\n")
 				if d.Outcome != engine.Included {
 					out.WriteString("# " + d.Reason + "\n")
 					continue
