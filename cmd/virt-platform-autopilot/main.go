@@ -18,6 +18,8 @@ func main() {
 	switch cmd {
 	case "run":
 		err = run(args)
+	case "render":
+		os.Exit(renderCmd(args, os.Stdout, os.Stderr))
 	case "help":
 		usage()
 		return
@@ -37,6 +39,8 @@ func usage() {
 
 Commands:
   run     run the controller manager (default)
+  render  show what the autopilot would apply, offline (--hco-file) or
+          against a cluster (--kubeconfig), as yaml, json, status or diff
   help    show this help
 
 Run 'virt-platform-autopilot run -h' for the flags of a command.

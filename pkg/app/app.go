@@ -17,11 +17,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
@@ -33,9 +35,15 @@ type Config struct {
 	MetricsBindAddress string
 	ProbeBindAddress   string
 	DebugBindAddress   string
-	LeaderElection     bool
-	Resync             time.Duration
-	Throttle           throttle.Config
+	// DebugAllowRemote serves the unauthenticated debug endpoints on a
+	// non-loopback address; off by default.
+	DebugAllowRemote bool
+	// MetricsSecure serves metrics over HTTPS, authenticating and
+	// authorizing every scrape against the API server.
+	MetricsSecure  bool
+	LeaderElection bool
+	Resync         time.Duration
+	Throttle       throttle.Config
 }
 
 // Scheme holds the typed kinds the autopilot reads; managed kinds are
@@ -70,10 +78,18 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := c.Validate(); err != nil {
+		return nil, nil, err
+	}
+	metrics := metricsserver.Options{BindAddress: orDisabled(c.MetricsBindAddress)}
+	if c.MetricsSecure {
+		metrics.SecureServing = true
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
 		Cache:                   controller.CacheOptions(cat),
-		Metrics:                 metricsserver.Options{BindAddress: orDisabled(c.MetricsBindAddress)},
+		Metrics:                 metrics,
 		HealthProbeBindAddress:  orDisabled(c.ProbeBindAddress),
 		LeaderElection:          c.LeaderElection,
 		LeaderElectionID:        "virt-platform-autopilot.kubevirt.io",
@@ -96,6 +112,11 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 	if err != nil {
 		return nil, nil, err
 	}
+	if c.debugOn() {
+		if err := mgr.Add(&debug.Server{Addr: c.DebugBindAddress, Source: r}); err != nil {
+			return nil, nil, err
+		}
+	}
 	// Ready only once every informer started so far has synced.
 	if err := mgr.AddReadyzCheck("caches", func(req *http.Request) error {
 		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
@@ -109,6 +130,16 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 	}
 	return mgr, r, nil
 }
+
+// Validate checks the settings that need no cluster.
+func (c Config) Validate() error {
+	if c.debugOn() && !c.DebugAllowRemote {
+		return debug.CheckLoopback(c.DebugBindAddress)
+	}
+	return nil
+}
+
+func (c Config) debugOn() bool { return c.DebugBindAddress != "" && c.DebugBindAddress != "0" }
 
 func orDisabled(addr string) string {
 	if addr == "" {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -186,7 +187,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if err := r.watches.sync(ctx, want); err != nil {
 		errs = append(errs, fmt.Errorf("update watches: %w", err))
 	}
-	if err := errors.Join(errs...); err != nil {
+	err = errors.Join(errs...)
+	r.status.reconciled(err)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if retry > 0 {
@@ -240,4 +243,49 @@ func (r *Reconciler) deactivate(ctx context.Context, d *engine.Decision, rc *ren
 		res.Outcome, res.Reason = engine.Deleted, "asset turned off: "+d.Reason
 	}
 	return res
+}
+
+// Preview evaluates every asset now, from the caches, without writing: what
+// the next reconcile would decide. The debug endpoints serve it.
+func (r *Reconciler) Preview(ctx context.Context) ([]engine.Decision, *rendercontext.RenderContext, error) {
+	facts, err := rendercontext.Gather(ctx, r.cache, r.opts.Namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	rc := rendercontext.New(facts)
+	return r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.live, engine.Preview(rc)), rc, nil
+}
+
+// Catalog returns the catalog the reconciler runs.
+func (r *Reconciler) Catalog() *catalog.Catalog { return r.opts.Catalog }
+
+// Tombstones returns the tombstones with their last status.
+func (r *Reconciler) Tombstones() []tombstone.Result {
+	r.status.mu.Lock()
+	defer r.status.mu.Unlock()
+	return append([]tombstone.Result(nil), r.status.tombstones...)
+}
+
+// ThrottleState returns the write budget of an object ("Kind/namespace/name").
+func (r *Reconciler) ThrottleState(key string) throttle.State { return r.syncer.Throttle.State(key) }
+
+// Health summarizes the reconciler for /debug/health.
+type Health struct {
+	LastReconcile time.Time `json:"lastReconcile"`
+	LastError     string    `json:"lastError,omitempty"`
+	Watched       []string  `json:"watchedKinds"`
+	Throttled     int       `json:"throttledObjects"`
+}
+
+// Health reports the last reconcile and what is watched.
+func (r *Reconciler) Health() Health {
+	r.status.mu.Lock()
+	h := Health{LastReconcile: r.status.lastReconcile, LastError: r.status.lastError}
+	r.status.mu.Unlock()
+	for _, gvk := range r.watches.list() {
+		h.Watched = append(h.Watched, gvk.String())
+	}
+	sort.Strings(h.Watched)
+	h.Throttled = r.syncer.Throttle.Throttled()
+	return h
 }

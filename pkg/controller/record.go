@@ -39,6 +39,20 @@ type statusStore struct {
 	lastEvent map[string]string
 	// series remembers label sets set per asset, to delete them when they go stale.
 	series map[string][]string
+
+	tombstones    []tombstone.Result
+	lastReconcile time.Time
+	lastError     string
+}
+
+func (s *statusStore) reconciled(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastReconcile = time.Now()
+	s.lastError = ""
+	if err != nil {
+		s.lastError = err.Error()
+	}
 }
 
 func newStatusStore() *statusStore {
@@ -215,6 +229,9 @@ func (r *Reconciler) recordExclusionErrors(hco *unstructured.Unstructured, errs 
 }
 
 func (r *Reconciler) recordTombstones(hco *unstructured.Unstructured, results []tombstone.Result) {
+	r.status.mu.Lock()
+	r.status.tombstones = results
+	r.status.mu.Unlock()
 	for _, t := range results {
 		o := t.Tombstone.Object
 		for _, s := range []tombstone.Status{tombstone.Gone, tombstone.Skipped, tombstone.Error} {

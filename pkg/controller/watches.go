@@ -58,3 +58,14 @@ func (w *watches) has(gvk schema.GroupVersionKind) bool {
 	defer w.mu.Unlock()
 	return w.active[gvk]
 }
+
+// list returns the watched kinds.
+func (w *watches) list() []schema.GroupVersionKind {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]schema.GroupVersionKind, 0, len(w.active))
+	for gvk := range w.active {
+		out = append(out, gvk)
+	}
+	return out
+}

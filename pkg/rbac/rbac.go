@@ -36,6 +36,9 @@ var static = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"config.openshift.io"}, Resources: []string{"infrastructures", "schedulers"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	// Secure metrics: each scrape's token and permission are checked.
+	{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
 }
 
 // Rules returns the ClusterRole rules: per managed kind get/list/watch/patch,

@@ -87,7 +87,8 @@ func (rc *RenderContext) CRDInstalled(name string) bool {
 // never contain a dot (core, apps, batch...) or end in .k8s.io without
 // being backed by a CRD.
 func (rc *RenderContext) KindAvailable(gvk schema.GroupVersionKind) bool {
-	if rc.AssumeAllKinds {
+	if rc.AssumeAllKinds || (gvk == HCOGVK && len(rc.HCO) > 0) {
+		// An HCO object proves its kind is served.
 		return true
 	}
 	if crd := rc.CRDFor(gvk.GroupKind()); crd != nil {

@@ -1,0 +1,218 @@
+// Package debug serves the autopilot's debug endpoints on a loopback
+// address: what it would render now and why, what it excludes, its
+// tombstones and its health. Read-only; Secret data is never shown.
+package debug
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
+)
+
+// CheckLoopback refuses an address that is not on a loopback interface:
+// the endpoints have no authentication.
+func CheckLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("debug address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("debug address %q is not a loopback address: the debug endpoints are unauthenticated; use 127.0.0.1 (and kubectl port-forward), or pass --debug-allow-remote to force it", addr)
+}
+
+// Server is a manager Runnable serving the endpoints.
+type Server struct {
+	Addr   string
+	Source *controller.Reconciler
+}
+
+// NeedLeaderElection is false: every replica can answer.
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// Start serves until ctx ends.
+func (s *Server) Start(ctx context.Context) error {
+	srv := &http.Server{Addr: s.Addr, Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	select {
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdown)
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}
+
+// Handler routes the endpoints.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /debug/render", s.render)
+	mux.HandleFunc("GET /debug/render/{asset}", s.render)
+	mux.HandleFunc("GET /debug/exclusions", s.exclusions)
+	mux.HandleFunc("GET /debug/tombstones", s.tombstones)
+	mux.HandleFunc("GET /debug/health", s.health)
+	return mux
+}
+
+// AssetView is one asset in /debug/render.
+type AssetView struct {
+	Asset string `json:"asset"`
+	// Now is what a reconcile would decide now, from the caches.
+	Status  string         `json:"status"`
+	Reason  string         `json:"reason,omitempty"`
+	Object  string         `json:"object,omitempty"`
+	Desired map[string]any `json:"desired,omitempty"`
+	// Last is what the controller last did.
+	Last *LastView `json:"last,omitempty"`
+}
+
+// LastView is the controller's last outcome for an asset.
+type LastView struct {
+	Outcome   engine.Outcome `json:"outcome"`
+	Reason    string         `json:"reason,omitempty"`
+	Since     time.Time      `json:"since"`
+	Drift     []string       `json:"drift,omitempty"`
+	Opponents []string       `json:"opponents,omitempty"`
+	Throttle  any            `json:"throttle,omitempty"`
+}
+
+func (s *Server) render(w http.ResponseWriter, r *http.Request) {
+	ds, _, err := s.Source.Preview(r.Context())
+	if err != nil {
+		http.Error(w, "evaluate: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	want := r.PathValue("asset")
+	all := want != "" || r.URL.Query().Get("show-excluded") == "true"
+	var out []AssetView
+	for i := range ds {
+		d := &ds[i]
+		if want != "" && d.Asset.Name != want {
+			continue
+		}
+		if !all && d.Outcome != engine.Included {
+			continue
+		}
+		out = append(out, s.view(d))
+	}
+	if want != "" {
+		if len(out) == 0 {
+			http.Error(w, fmt.Sprintf("no asset %q", want), http.StatusNotFound)
+			return
+		}
+		write(w, r, out[0])
+		return
+	}
+	write(w, r, out)
+}
+
+func (s *Server) view(d *engine.Decision) AssetView {
+	v := AssetView{Asset: d.Asset.Name, Status: preview.Status(d.Outcome), Reason: d.Reason}
+	if t := d.Target(); t != nil {
+		v.Object = engine.ObjectKey(t)
+	}
+	if d.Desired != nil {
+		v.Desired = preview.Redact(d.Desired).Object
+	}
+	if st, ok := s.Source.Status(d.Asset.Name); ok {
+		v.Last = &LastView{Outcome: st.Outcome, Reason: st.Reason, Since: st.Changed, Drift: st.Drift, Opponents: st.Opponents}
+		if st.Object != "" {
+			v.Last.Throttle = s.Source.ThrottleState(st.Object)
+		}
+	}
+	return v
+}
+
+func (s *Server) exclusions(w http.ResponseWriter, r *http.Request) {
+	ds, rc, err := s.Source.Preview(r.Context())
+	if err != nil {
+		http.Error(w, "evaluate: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	type excluded struct {
+		Asset  string `json:"asset"`
+		Status string `json:"status"`
+		Object string `json:"object,omitempty"`
+		Reason string `json:"reason"`
+	}
+	out := struct {
+		Rules     []string   `json:"disabledResources"`
+		Malformed []string   `json:"malformedEntries,omitempty"`
+		Assets    []excluded `json:"assets"`
+	}{Rules: []string{}, Assets: []excluded{}}
+	for _, rule := range rc.Exclusions.Rules {
+		out.Rules = append(out.Rules, rule.String())
+	}
+	for _, e := range rc.ExclusionErrors {
+		out.Malformed = append(out.Malformed, e.Error())
+	}
+	for i := range ds {
+		d := &ds[i]
+		if d.Outcome == engine.Included {
+			continue
+		}
+		e := excluded{Asset: d.Asset.Name, Status: preview.Status(d.Outcome), Reason: d.Reason}
+		if t := d.Target(); t != nil {
+			e.Object = engine.ObjectKey(t)
+		}
+		out.Assets = append(out.Assets, e)
+	}
+	write(w, r, out)
+}
+
+func (s *Server) tombstones(w http.ResponseWriter, r *http.Request) {
+	type view struct {
+		Object  string `json:"object"`
+		Release string `json:"release"`
+		Path    string `json:"path"`
+		Status  string `json:"status,omitempty"`
+		Reason  string `json:"reason,omitempty"`
+	}
+	out := []view{}
+	for _, t := range s.Source.Tombstones() {
+		out = append(out, view{Object: t.Tombstone.Key(), Release: t.Tombstone.Release, Path: t.Tombstone.Path, Status: string(t.Status), Reason: t.Reason})
+	}
+	write(w, r, out)
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	write(w, r, struct {
+		Status string `json:"status"`
+		controller.Health
+	}{Status: "ok", Health: s.Source.Health()})
+}
+
+// write answers YAML by default, JSON with ?format=json.
+func write(w http.ResponseWriter, r *http.Request, v any) {
+	if strings.EqualFold(r.URL.Query().Get("format"), "json") {
+		w.Header().Set("Content-Type", "application/json")
+		_ = preview.WriteJSON(w, v)
+		return
+	}
+	y, err := yaml.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(y)
+}

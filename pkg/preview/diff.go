@@ -1,0 +1,136 @@
+package preview
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
+)
+
+// Change is what applying would do to one object.
+type Change string
+
+// Changes, like kubectl diff's.
+const (
+	Created   Change = "created"
+	Changed   Change = "changed"
+	Unchanged Change = "unchanged"
+	Deleted   Change = "deleted"
+)
+
+// ObjectDiff is the preview of one object.
+type ObjectDiff struct {
+	Asset  string `json:"asset,omitempty"`
+	Object string `json:"object"`
+	Change Change `json:"change"`
+	Reason string `json:"reason,omitempty"`
+	Diff   string `json:"diff,omitempty"`
+}
+
+// Diff computes, with server-side dry-runs under the autopilot's field
+// manager, what a reconcile would change: applies of included assets,
+// removals of inactive opt-in assets, and tombstone deletions.
+func Diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext, ds []engine.Decision, tombs []tombstone.Tombstone) ([]ObjectDiff, error) {
+	var out []ObjectDiff
+	for i := range ds {
+		d := &ds[i]
+		switch {
+		case d.Outcome == engine.Included:
+			od, err := applyDiff(ctx, c, d)
+			if err != nil {
+				return nil, fmt.Errorf("asset %s: %w", d.Asset.Name, err)
+			}
+			out = append(out, od)
+		case d.Outcome == engine.Inactive && d.Asset.OptIn() && d.Rendered != nil && rc.KindAvailable(d.Rendered.GroupVersionKind()):
+			if _, hit := rc.Exclusions.Match(d.Rendered.GetKind(), d.Rendered.GetNamespace(), d.Rendered.GetName()); hit {
+				continue
+			}
+			live, err := get(ctx, c, d.Rendered)
+			if err != nil {
+				return nil, err
+			}
+			if live != nil && live.GetAnnotations()[annotations.Asset] == d.Asset.Name {
+				if ok, _ := engine.ProvablyOurs(live); ok {
+					out = append(out, deletion(d.Asset.Name, live, "asset turned off: "+d.Reason))
+				}
+			}
+		}
+	}
+	for _, t := range tombs {
+		live, err := get(ctx, c, t.Object)
+		if err != nil {
+			return nil, err
+		}
+		if live == nil {
+			continue
+		}
+		if ok, why := engine.ProvablyOurs(live); ok {
+			out = append(out, deletion("", live, "tombstone "+t.Path))
+		} else {
+			out = append(out, ObjectDiff{Object: engine.ObjectKey(live), Change: Unchanged, Reason: "tombstone " + t.Path + " not applied: " + why})
+		}
+	}
+	return out, nil
+}
+
+func applyDiff(ctx context.Context, c client.Client, d *engine.Decision) (ObjectDiff, error) {
+	od := ObjectDiff{Asset: d.Asset.Name, Object: engine.ObjectKey(d.Desired)}
+	obj := d.Desired.DeepCopy()
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
+		client.FieldOwner(annotations.FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
+		return od, fmt.Errorf("server-side dry-run: %w", err)
+	}
+	var before string
+	if d.Live != nil {
+		before = toYAML(d.Live)
+	}
+	after := toYAML(obj)
+	od.Diff = unifiedDiff("live/"+od.Object, "autopilot/"+od.Object, before, after)
+	switch {
+	case d.Live == nil:
+		od.Change = Created
+	case od.Diff == "":
+		od.Change = Unchanged
+	default:
+		od.Change = Changed
+	}
+	return od, nil
+}
+
+func deletion(asset string, live *unstructured.Unstructured, reason string) ObjectDiff {
+	key := engine.ObjectKey(live)
+	return ObjectDiff{Asset: asset, Object: key, Change: Deleted, Reason: reason,
+		Diff: unifiedDiff("live/"+key, "/dev/null", toYAML(live), "")}
+}
+
+// toYAML renders an object for diffing, without what every write changes.
+func toYAML(u *unstructured.Unstructured) string {
+	c := Redact(u).DeepCopy()
+	for _, f := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"} {
+		unstructured.RemoveNestedField(c.Object, "metadata", f)
+	}
+	unstructured.RemoveNestedField(c.Object, "status")
+	y, _ := yaml.Marshal(c.Object)
+	return string(y)
+}
+
+func get(ctx context.Context, c client.Reader, ref *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(ref.GroupVersionKind())
+	err := c.Get(ctx, client.ObjectKeyFromObject(ref), u)
+	switch {
+	case apierrors.IsNotFound(err) || isNoMatch(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return u, nil
+}

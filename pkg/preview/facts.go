@@ -1,0 +1,158 @@
+// Package preview shows what the autopilot would do, without doing it: the
+// render CLI and the debug endpoints build on it. It never decides anything
+// itself; every decision comes from engine.Plan, as in the controller.
+package preview
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+)
+
+// Files name the offline inputs of a render.
+type Files struct {
+	HCO   string   // the HyperConverged object (required)
+	Nodes string   // Nodes (a List or YAML documents), optional
+	CRDs  []string // CRD files or folders, optional; without them every kind counts as installed
+	// Namespace overrides the HCO's namespace when set.
+	Namespace string
+}
+
+// LoadFacts reads offline facts from files.
+func LoadFacts(f Files) (rendercontext.Facts, bool, error) {
+	var facts rendercontext.Facts
+	docs, err := readDocs(f.HCO)
+	if err != nil {
+		return facts, false, fmt.Errorf("--hco-file: %w", err)
+	}
+	for _, d := range docs {
+		if d.GetKind() == rendercontext.HCOKind {
+			if facts.HCO != nil {
+				return facts, false, fmt.Errorf("--hco-file: %s holds more than one HyperConverged", f.HCO)
+			}
+			facts.HCO = d
+		}
+	}
+	if facts.HCO == nil {
+		return facts, false, fmt.Errorf("--hco-file: %s holds no HyperConverged object", f.HCO)
+	}
+	facts.Namespace = facts.HCO.GetNamespace()
+	if f.Namespace != "" {
+		facts.Namespace = f.Namespace
+	}
+	if facts.Namespace == "" {
+		facts.Namespace = "openshift-cnv"
+	}
+	if f.Nodes != "" {
+		nodes, err := readDocs(f.Nodes)
+		if err != nil {
+			return facts, false, fmt.Errorf("--nodes-file: %w", err)
+		}
+		for _, u := range nodes {
+			var n corev1.Node
+			if err := fromUnstructured(u, &n); err != nil {
+				return facts, false, fmt.Errorf("--nodes-file: %w", err)
+			}
+			facts.Nodes = append(facts.Nodes, n)
+		}
+	}
+	for _, p := range f.CRDs {
+		files, err := yamlFiles(p)
+		if err != nil {
+			return facts, false, fmt.Errorf("--crds: %w", err)
+		}
+		for _, file := range files {
+			docs, err := readDocs(file)
+			if err != nil {
+				return facts, false, fmt.Errorf("--crds: %w", err)
+			}
+			for _, u := range docs {
+				if u.GetKind() != "CustomResourceDefinition" {
+					continue
+				}
+				var crd apiextensionsv1.CustomResourceDefinition
+				if err := fromUnstructured(u, &crd); err != nil {
+					return facts, false, fmt.Errorf("--crds %s: %w", file, err)
+				}
+				facts.CRDs = append(facts.CRDs, crd)
+			}
+		}
+	}
+	return facts, len(f.CRDs) == 0, nil
+}
+
+func yamlFiles(p string) ([]string, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []string{p}, nil
+	}
+	var out []string
+	err = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml") || strings.HasSuffix(path, ".json")) {
+			out = append(out, path)
+		}
+		return err
+	})
+	return out, err
+}
+
+// readDocs reads YAML or JSON documents; Lists are flattened.
+func readDocs(path string) ([]*unstructured.Unstructured, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		var doc json.RawMessage
+		if err := dec.Decode(&doc); err != nil {
+			if err == io.EOF {
+				return out, nil
+			}
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 || string(bytes.TrimSpace(doc)) == "null" {
+			continue
+		}
+		// Through UnmarshalJSON so integers stay int64, as in the cluster.
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if u.IsList() {
+			list, err := u.ToList()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			for i := range list.Items {
+				out = append(out, &list.Items[i])
+			}
+			continue
+		}
+		out = append(out, u)
+	}
+}
+
+func fromUnstructured(u *unstructured.Unstructured, into any) error {
+	js, err := u.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	return yaml.Unmarshal(js, into)
+}

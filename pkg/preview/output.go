@@ -1,0 +1,132 @@
+package preview
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+)
+
+// Status is the CLI's word for an outcome.
+func Status(o engine.Outcome) string {
+	switch o {
+	case engine.Included, engine.Applied, engine.Unchanged, engine.Throttled:
+		return "INCLUDED"
+	case engine.Inactive, engine.Excluded, engine.Deleted:
+		return "EXCLUDED"
+	case engine.Unmanaged:
+		return "UNMANAGED"
+	case engine.MissingDependency:
+		return "MISSING-DEPENDENCY"
+	case engine.Invalid:
+		return "INVALID"
+	default:
+		return "ERROR"
+	}
+}
+
+// Entry is one asset in machine-readable output.
+type Entry struct {
+	Asset   string         `json:"asset"`
+	Status  string         `json:"status"`
+	Outcome engine.Outcome `json:"outcome"`
+	Reason  string         `json:"reason,omitempty"`
+	Object  map[string]any `json:"object,omitempty"`
+}
+
+// Entries converts decisions, keeping only Included ones unless all.
+func Entries(ds []engine.Decision, all bool) []Entry {
+	var out []Entry
+	for i := range ds {
+		d := &ds[i]
+		if d.Outcome != engine.Included && !all {
+			continue
+		}
+		e := Entry{Asset: d.Asset.Name, Status: Status(d.Outcome), Outcome: d.Outcome, Reason: d.Reason}
+		if d.Desired != nil {
+			e.Object = Redact(d.Desired).Object
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// WriteYAML writes one YAML document per entry, headed by its status.
+func WriteYAML(w io.Writer, entries []Entry) error {
+	for _, e := range entries {
+		fmt.Fprintf(w, "---\n# asset: %s (%s)\n", e.Asset, e.Status)
+		if e.Reason != "" {
+			fmt.Fprintf(w, "# reason: %s\n", oneLine(e.Reason))
+		}
+		if e.Object == nil {
+			continue
+		}
+		y, err := yaml.Marshal(e.Object)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(y); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteJSON writes the entries as a JSON array.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// WriteStatus writes a table of every decision and a summary line.
+func WriteStatus(w io.Writer, ds []engine.Decision) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ASSET\tSTATUS\tOBJECT\tREASON")
+	counts := map[string]int{}
+	for i := range ds {
+		d := &ds[i]
+		obj := "-"
+		if t := d.Target(); t != nil {
+			obj = engine.ObjectKey(t)
+		}
+		s := Status(d.Outcome)
+		counts[s]++
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Asset.Name, s, obj, oneLine(d.Reason))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var parts []string
+	for _, s := range []string{"INCLUDED", "EXCLUDED", "UNMANAGED", "MISSING-DEPENDENCY", "INVALID", "ERROR"} {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], strings.ToLower(s)))
+		}
+	}
+	_, err := fmt.Fprintf(w, "\nSummary: %d assets: %s\n", len(ds), strings.Join(parts, ", "))
+	return err
+}
+
+// Redact blanks Secret data: previews and debug output never show it.
+func Redact(u *unstructured.Unstructured) *unstructured.Unstructured {
+	if u == nil || u.GetKind() != "Secret" {
+		return u
+	}
+	c := u.DeepCopy()
+	for _, f := range []string{"data", "stringData"} {
+		if m, ok := c.Object[f].(map[string]any); ok {
+			for k := range m {
+				m[k] = "REDACTED"
+			}
+		}
+	}
+	return c
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
