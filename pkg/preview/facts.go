@@ -6,6 +6,7 @@ package preview
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -122,7 +123,7 @@ func readDocs(path string) ([]*unstructured.Unstructured, error) {
 	for {
 		var doc json.RawMessage
 		if err := dec.Decode(&doc); err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return out, nil
 			}
 			return nil, fmt.Errorf("%s: %w", path, err)
