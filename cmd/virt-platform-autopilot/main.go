@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/cli"
 )
 
 func main() {
@@ -19,7 +21,7 @@ func main() {
 	case "run":
 		err = run(args)
 	case "render":
-		os.Exit(renderCmd(args, os.Stdout, os.Stderr))
+		os.Exit(cli.Render(args, os.Stdout, os.Stderr))
 	case "help":
 		usage()
 		return

@@ -286,6 +286,8 @@ var _ = Describe("Autopilot", Ordered, func() {
 		Eventually(func() []any { return kernelArgs(psiMC) }).WithTimeout(30 * time.Second).Should(Equal([]any{"psi=1"}))
 		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Unchanged))
 	})
+
+	operabilitySpecs(ctx)
 })
 
 // poke changes an HCO annotation so the autopilot reconciles now.

@@ -1,4 +1,5 @@
-package main
+// Package cli holds the binary's subcommands that tests run in-process.
+package cli
 
 import (
 	"context"
@@ -32,9 +33,10 @@ const (
 	exitError   = 2
 )
 
-// renderCmd shows what the controller would do, offline (--hco-file) or
-// against a live cluster (--kubeconfig / KUBECONFIG). It returns the exit code.
-func renderCmd(args []string, stdout, stderr io.Writer) int {
+// Render shows what the controller would do, offline (--hco-file) or
+// against a live cluster (--kubeconfig / KUBECONFIG). It returns the exit
+// code: 0 done (diff: nothing would change), 1 diff found changes, 2 error.
+func Render(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (

@@ -1,0 +1,167 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/cli"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
+)
+
+// operabilitySpecs run inside the ordered suite, on its converged cluster.
+func operabilitySpecs(ctx context.Context) {
+	It("makes the same decisions in the controller, the render CLI (live and offline) and the debug endpoints", func() {
+		// Offline has no live objects besides the HCO: take the earlier
+		// specs' patch off the swap MachineConfig first.
+		update(mcGVK, "", swapMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.Patch, "")
+		})
+		Expect(outcomeAt("hco-golden-config", poke()).Outcome).To(Equal(engine.Unchanged))
+		for _, s := range rec.Statuses() {
+			Expect(s.Outcome).NotTo(BeElementOf(engine.Applied, engine.Failed, engine.Throttled), "converged before comparing: %+v", s)
+		}
+
+		dir := GinkgoT().TempDir()
+		live := runCLI(0, "--kubeconfig", writeKubeconfig(dir), "--namespace", hcoNamespace, "--output", "json", "--show-excluded")
+		sameAsController(live, "live render")
+
+		offline := runCLI(0, offlineInputs(ctx, dir)...)
+		sameAsController(offline, "offline render")
+
+		req := httptest.NewRequest(http.MethodGet, "/debug/render?format=json&show-excluded=true", nil)
+		w := httptest.NewRecorder()
+		(&debug.Server{Source: rec}).Handler().ServeHTTP(w, req)
+		Expect(w.Code).To(Equal(http.StatusOK))
+		var views []debug.AssetView
+		Expect(json.Unmarshal(w.Body.Bytes(), &views)).To(Succeed())
+		var fromDebug []preview.Entry
+		for _, v := range views {
+			fromDebug = append(fromDebug, preview.Entry{Asset: v.Asset, Status: v.Status, Object: v.Desired})
+			Expect(v.Last).NotTo(BeNil(), "debug shows the controller's last outcome for %s", v.Asset)
+		}
+		sameAsController(fromDebug, "debug endpoint")
+	})
+
+	It("previews with a server-side dry-run what a reconcile would change, with kubectl-diff exit codes", func() {
+		kc := writeKubeconfig(GinkgoT().TempDir())
+		runCLI(0, "--kubeconfig", kc, "--namespace", hcoNamespace, "--output", "diff")
+
+		stopManager()
+		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+		})
+		old := newObj(mcGVK, "", "50-swap-enable")
+		old.SetLabels(map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue})
+		Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(old), client.FieldOwner(annotations.FieldManager))).To(Succeed())
+
+		out := runCLI(1, "--kubeconfig", kc, "--namespace", hcoNamespace, "--output", "diff")
+		Expect(out).To(ContainSubstring("MachineConfig//" + psiMC + " changed"))
+		Expect(out).To(ContainSubstring("-  - psi=0"))
+		Expect(out).To(ContainSubstring("+  - psi=1"))
+		Expect(out).To(ContainSubstring("MachineConfig//50-swap-enable deleted"))
+		Expect(out).To(ContainSubstring("MachineConfig//" + swapMC + " unchanged"))
+		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}), "a diff writes nothing")
+
+		startManager()
+		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", "50-swap-enable") }).Should(BeNil())
+		Eventually(func() int {
+			var o, e bytes.Buffer
+			return cli.Render([]string{"--kubeconfig", kc, "--namespace", hcoNamespace, "--output", "diff"}, &o, &e)
+		}).Should(Equal(0))
+	})
+}
+
+// runCLI runs the render command in-process and checks its exit code.
+func runCLI(wantCode int, args ...string) string {
+	var out, errOut bytes.Buffer
+	code := cli.Render(args, &out, &errOut)
+	Expect(code).To(Equal(wantCode), "render %v\nstdout:\n%s\nstderr:\n%s", args, out.String(), errOut.String())
+	return out.String()
+}
+
+// sameAsController compares entries (JSON output) with the controller's
+// last decisions: same status word and, when included, the same object.
+func sameAsController(got any, what string) {
+	var entries []preview.Entry
+	switch g := got.(type) {
+	case string:
+		Expect(json.Unmarshal([]byte(g), &entries)).To(Succeed(), what)
+	case []preview.Entry:
+		entries = g
+	}
+	byAsset := map[string]preview.Entry{}
+	for _, e := range entries {
+		byAsset[e.Asset] = e
+	}
+	statuses := rec.Statuses()
+	Expect(entries).To(HaveLen(len(statuses)), "%s lists every asset", what)
+	for _, s := range statuses {
+		e, ok := byAsset[s.Asset]
+		Expect(ok).To(BeTrue(), "%s lists asset %s", what, s.Asset)
+		Expect(e.Status).To(Equal(preview.Status(s.Outcome)), "%s: asset %s (controller: %s %s; %s: %s)", what, s.Asset, s.Outcome, s.Reason, what, e.Reason)
+		if s.Desired != nil {
+			want, _ := json.Marshal(s.Desired.Object)
+			have, _ := json.Marshal(e.Object)
+			Expect(string(have)).To(MatchJSON(string(want)), "%s: desired %s", what, s.Asset)
+		}
+	}
+}
+
+// offlineInputs writes the cluster's HCO, nodes and CRDs to files, as an
+// admin would export them, and returns the render flags reading them.
+func offlineInputs(ctx context.Context, dir string) []string {
+	h := hco()
+	h.SetManagedFields(nil)
+	writeYAMLFile(filepath.Join(dir, "hco.yaml"), h.Object)
+	var nodes corev1.NodeList
+	Expect(k8s.List(ctx, &nodes)).To(Succeed())
+	nodes.APIVersion, nodes.Kind = "v1", "List"
+	writeYAMLFile(filepath.Join(dir, "nodes.yaml"), nodes)
+	var crds apiextensionsv1.CustomResourceDefinitionList
+	Expect(k8s.List(ctx, &crds)).To(Succeed())
+	Expect(os.MkdirAll(filepath.Join(dir, "crds"), 0o755)).To(Succeed())
+	for i := range crds.Items {
+		c := crds.Items[i]
+		c.APIVersion, c.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+		writeYAMLFile(filepath.Join(dir, "crds", c.Name+".yaml"), c)
+	}
+	return []string{"--hco-file", filepath.Join(dir, "hco.yaml"), "--nodes-file", filepath.Join(dir, "nodes.yaml"),
+		"--crds", filepath.Join(dir, "crds"), "--output", "json", "--show-excluded"}
+}
+
+func writeYAMLFile(path string, v any) {
+	y, err := yaml.Marshal(v)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.WriteFile(path, y, 0o600)).To(Succeed())
+}
+
+// writeKubeconfig writes the test API server's admin credentials.
+func writeKubeconfig(dir string) string {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
+	kc.CurrentContext = "envtest"
+	path := filepath.Join(dir, "kubeconfig")
+	Expect(clientcmd.WriteToFile(*kc, path)).To(Succeed())
+	return path
+}
