@@ -144,6 +144,13 @@ func (r *Reconciler) metricsFor(d *engine.Decision, res engine.Result, target *u
 	if res.Outcome == engine.Applied {
 		metrics.CorrectiveWrites.WithLabelValues(target.GetKind(), target.GetNamespace(), target.GetName()).Inc()
 	}
+	if len(res.Drift) > 0 && d.Live != nil {
+		confirmed := "true"
+		if res.Outcome == engine.Unchanged {
+			confirmed = "false"
+		}
+		metrics.DriftDetected.WithLabelValues(target.GetKind(), target.GetNamespace(), target.GetName(), confirmed).Inc()
+	}
 
 	// Per-object series carry labels that change; drop the asset's old ones.
 	r.status.mu.Lock()
@@ -161,6 +168,11 @@ func (r *Reconciler) metricsFor(d *engine.Decision, res engine.Result, target *u
 		fresh = append(fresh, seriesKey("throttled", target.GetKind(), target.GetNamespace(), target.GetName(), strings.Join(res.Opponents, ",")))
 	case res.Outcome == engine.MissingDependency && d.Rendered != nil:
 		fresh = append(fresh, seriesKey("missing", name, d.Rendered.GetKind()))
+	}
+	if target != nil {
+		for _, c := range d.Customizations {
+			fresh = append(fresh, seriesKey("custom", name, target.GetKind(), target.GetNamespace(), target.GetName(), c))
+		}
 	}
 	for _, s := range fresh {
 		setSeries(s)
@@ -203,6 +215,12 @@ func seriesOp(k string, set bool) {
 			metrics.Throttled.WithLabelValues(p[1:]...).Set(1)
 		} else {
 			metrics.Throttled.DeleteLabelValues(p[1:]...)
+		}
+	case "custom":
+		if set {
+			metrics.Customization.WithLabelValues(p[1:]...).Set(1)
+		} else {
+			metrics.Customization.DeleteLabelValues(p[1:]...)
 		}
 	case "missing":
 		if set {

@@ -28,6 +28,19 @@ var (
 		Help: "Server-side applies that created or corrected a managed object.",
 	}, []string{"kind", "namespace", "name"})
 
+	// DriftDetected counts local drift verdicts; confirmed says whether the
+	// server-side dry-run agreed (false: a default or webhook, no write).
+	DriftDetected = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Name: "drift_detected_total",
+		Help: "Drift suspected from the watch cache, by whether a server-side dry-run confirmed it.",
+	}, []string{"kind", "namespace", "name", "confirmed"})
+
+	// Customization is 1 for each user customization in use: the "tainted" signal.
+	Customization = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: ns, Name: "customization_info",
+		Help: "1 for each managed object a user customizes (type: patch, ignore-fields, unmanaged).",
+	}, []string{"asset", "kind", "namespace", "name", "type"})
+
 	// Throttled is 1 while corrective writes to an object are paused.
 	Throttled = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: ns, Name: "throttled",
@@ -55,6 +68,6 @@ var (
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(AssetOutcome, InvalidAnnotation, CorrectiveWrites, Throttled,
+	crmetrics.Registry.MustRegister(AssetOutcome, InvalidAnnotation, CorrectiveWrites, DriftDetected, Customization, Throttled,
 		MissingDependency, Tombstone, ReconcileDuration)
 }

@@ -46,6 +46,7 @@ var vendorFiles = []string{
 	"operators/forklift.konveyor.io_forkliftcontrollers.yaml",
 	"operators/metallb.io_metallbs.yaml",
 	"observability/observability.openshift.io_uiplugins.yaml",
+	"prometheus/monitoring.coreos.com_prometheusrules.yaml",
 }
 
 // HCO inputs: annotations and spec of the HyperConverged object.

@@ -1,0 +1,63 @@
+// Package alerts unit-tests the autopilot's alert rules with promtool,
+// against the PrometheusRule exactly as the autopilot renders it.
+package alerts
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/assets"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+)
+
+func TestAlertRules(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool not found: .ci/run installs it (Debian package prometheus)")
+		}
+		t.Skip("promtool not found: install Debian's prometheus package to test the alert rules")
+	}
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ok := cat.Get("autopilot-alerts")
+	if !ok {
+		t.Fatal("asset autopilot-alerts missing")
+	}
+	u, err := render.New(assets.FS).Render(a.Path, &rendercontext.RenderContext{Namespace: "openshift-cnv"}, a.Params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := yaml.Marshal(u.Object["spec"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), rules, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests, err := os.ReadFile("testdata/alerts_test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "alerts_test.yaml"), tests, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"check", "rules", "rules.yaml"}, {"test", "rules", "alerts_test.yaml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("promtool %v: %v\n%s", args, err, out)
+		}
+		t.Logf("promtool %v:\n%s", args, out)
+	}
+}
