@@ -8,7 +8,6 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
@@ -58,9 +57,6 @@ func run(args []string) error {
 	}
 	mgr, _, err := app.NewManager(cfg, cfgApp)
 	if err != nil {
-		return err
-	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
 	return mgr.Start(ctrl.SetupSignalHandler())

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -116,6 +117,9 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 		if err := mgr.Add(&debug.Server{Addr: c.DebugBindAddress, Source: r}); err != nil {
 			return nil, nil, err
 		}
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, nil, err
 	}
 	// Ready only once every informer started so far has synced.
 	if err := mgr.AddReadyzCheck("caches", func(req *http.Request) error {

@@ -60,6 +60,19 @@ func operabilitySpecs(ctx context.Context) {
 		sameAsController(fromDebug, "debug endpoint")
 	})
 
+	It("answers /healthz and /readyz once its caches have synced", func() {
+		for _, path := range []string{"/healthz", "/readyz"} {
+			Eventually(func() int {
+				resp, err := http.Get("http://" + probeAddr + path)
+				if err != nil {
+					return 0
+				}
+				defer resp.Body.Close()
+				return resp.StatusCode
+			}).Should(Equal(http.StatusOK), path)
+		}
+	})
+
 	It("previews with a server-side dry-run what a reconcile would change, with kubectl-diff exit codes", func() {
 		kc := writeKubeconfig(GinkgoT().TempDir())
 		runCLI(0, "--kubeconfig", kc, "--namespace", hcoNamespace, "--output", "diff")

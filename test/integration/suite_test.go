@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -42,6 +43,9 @@ var (
 	mgrCancel context.CancelFunc
 	mgrDone   chan struct{}
 	rec       *controller.Reconciler
+
+	// probeAddr serves the running manager's /healthz and /readyz.
+	probeAddr string
 
 	// requests counts the API requests the manager makes.
 	requests = &requestLog{}
@@ -108,8 +112,9 @@ func startManager() {
 	mcfg := rest.CopyConfig(cfg)
 	mcfg.WrapTransport = requests.wrap
 	mcfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + hcoNamespace + ":virt-platform-autopilot"}
+	probeAddr = freeAddr()
 	mgr, r, err := app.NewManager(mcfg, app.Config{
-		Namespace: hcoNamespace, Throttle: testThrottle, Resync: time.Hour,
+		Namespace: hcoNamespace, Throttle: testThrottle, Resync: time.Hour, ProbeBindAddress: probeAddr,
 	})
 	Expect(err).NotTo(HaveOccurred())
 	rec = r
@@ -171,4 +176,12 @@ func readYAML(path string, into any) {
 	raw, err := os.ReadFile(path)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(yaml.Unmarshal(raw, into)).To(Succeed(), "decode %s", path)
+}
+
+// freeAddr returns a loopback address with a port nothing listens on.
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	defer l.Close()
+	return l.Addr().String()
 }

@@ -1,0 +1,76 @@
+package controller
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+)
+
+type countingRecorder struct {
+	mu      sync.Mutex
+	reasons []string
+}
+
+func (c *countingRecorder) Eventf(regarding, _ runtime.Object, _, reason, _, note string, args ...interface{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u := regarding.(*unstructured.Unstructured)
+	c.reasons = append(c.reasons, reason+"@"+u.GetKind()+":"+fmt.Sprintf(note, args...))
+}
+
+func (c *countingRecorder) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.reasons)
+}
+
+func obj(kind, name, uid string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind(kind)
+	u.SetName(name)
+	u.SetUID(types.UID(uid))
+	return u
+}
+
+// Events go to the object concerned and to the HCO, once per distinct
+// problem: a reconcile that changes nothing records nothing.
+func TestEventsAreDeduplicated(t *testing.T) {
+	rec := &countingRecorder{}
+	r := &Reconciler{status: newStatusStore(), recorder: rec}
+	hco := obj("HyperConverged", "kubevirt-hyperconverged", "hco-uid")
+	mc := obj("MachineConfig", "psi", "mc-uid")
+	asset := &catalog.Asset{Name: "psi-enable"}
+	invalid := engine.Decision{Asset: asset, Outcome: engine.Invalid, Annotation: annotations.Patch, Reason: "bad", Live: mc}
+
+	r.record(hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
+	if rec.count() != 2 {
+		t.Fatalf("an invalid patch is reported on the object and on the HCO: %v", rec.reasons)
+	}
+	r.record(hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
+	if rec.count() != 2 {
+		t.Fatalf("the same problem again records nothing: %v", rec.reasons)
+	}
+	unchanged := engine.Decision{Asset: asset, Outcome: engine.Included, Live: mc}
+	r.record(hco, &unchanged, engine.Result{Outcome: engine.Unchanged})
+	r.record(hco, &unchanged, engine.Result{Outcome: engine.Unchanged})
+	if rec.count() != 2 {
+		t.Fatalf("an unchanged object records nothing: %v", rec.reasons)
+	}
+	r.record(hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
+	if rec.count() != 4 {
+		t.Fatalf("a problem that comes back is reported again: %v", rec.reasons)
+	}
+	r.record(hco, &unchanged, engine.Result{Outcome: engine.Applied, Reason: "corrected /spec/x"})
+	if rec.count() != 6 {
+		t.Fatalf("every corrective write is reported: %v", rec.reasons)
+	}
+}
