@@ -67,7 +67,7 @@ func operabilitySpecs(ctx context.Context) {
 				if err != nil {
 					return 0
 				}
-				defer resp.Body.Close()
+				defer func() { _ = resp.Body.Close() }()
 				return resp.StatusCode
 			}).Should(Equal(http.StatusOK), path)
 		}

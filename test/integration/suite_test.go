@@ -182,6 +182,6 @@ func readYAML(path string, into any) {
 func freeAddr() string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().String()
 }
