@@ -139,7 +139,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			// No HCO (or no HCO CRD): nothing to manage. CRD events and
 			// the HCO watch wake us up when that changes.
 			logger.V(1).Info("no HyperConverged to manage", "namespace", r.opts.Namespace, "reason", err.Error())
-			return reconcile.Result{}, r.watches.sync(ctx, r.baseWatches(rendercontext.New(facts)))
+			r.status.reconciled(nil)
+			return reconcile.Result{RequeueAfter: r.opts.Resync}, r.watches.sync(ctx, r.baseWatches(rendercontext.New(facts)))
 		}
 		return reconcile.Result{}, fmt.Errorf("read cluster facts: %w", err)
 	}

@@ -27,21 +27,23 @@ const (
 )
 
 // Gather reads Facts through r. The HCO is required (NotFound is returned
-// as is, so callers can idle); OpenShift config objects are read only when
-// their CRD is among the listed CRDs.
+// as is, with the CRDs already filled in, so callers can idle and still
+// watch for it); OpenShift config objects are read only when their CRD is
+// among the listed CRDs.
 func Gather(ctx context.Context, r client.Reader, namespace string) (Facts, error) {
 	f := Facts{Namespace: namespace}
+	// CRDs first: even without an HCO, callers need them to know what to watch.
+	var crds apiextensionsv1.CustomResourceDefinitionList
+	if err := r.List(ctx, &crds); err != nil {
+		return f, fmt.Errorf("list CRDs: %w", err)
+	}
+	f.CRDs = crds.Items
 	hco, err := GetHCO(ctx, r, namespace)
 	if err != nil {
 		return f, err
 	}
 	f.HCO = hco
 
-	var crds apiextensionsv1.CustomResourceDefinitionList
-	if err := r.List(ctx, &crds); err != nil {
-		return f, fmt.Errorf("list CRDs: %w", err)
-	}
-	f.CRDs = crds.Items
 	has := map[string]bool{}
 	for i := range crds.Items {
 		has[crds.Items[i].Name] = true

@@ -288,6 +288,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	})
 
 	operabilitySpecs(ctx)
+	lateHCOSpecs(ctx)
 })
 
 // poke changes an HCO annotation so the autopilot reconciles now.

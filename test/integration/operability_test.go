@@ -103,6 +103,23 @@ func operabilitySpecs(ctx context.Context) {
 	})
 }
 
+// lateHCOSpecs run last: they remove the HCO.
+func lateHCOSpecs(ctx context.Context) {
+	It("idles without an HCO and configures one created after it started", func() {
+		stopManager()
+		Expect(k8s.Delete(ctx, hco())).To(Succeed())
+		Eventually(hco).Should(BeNil())
+		startManager()
+		Eventually(func() bool { return !rec.Health().LastReconcile.IsZero() }).Should(BeTrue(), "a reconcile ran and found no HCO")
+
+		h := newObj(hcoGVK, hcoNamespace, hcoName)
+		Expect(k8s.Create(ctx, h, client.FieldOwner("hco-operator"))).To(Succeed())
+		Eventually(func() int64 {
+			return nestedInt(hco(), "spec", "virtualization", "liveMigrationConfig", "parallelOutboundMigrationsPerNode")
+		}).Should(Equal(int64(2)))
+	})
+}
+
 // runCLI runs the render command in-process and checks its exit code.
 func runCLI(wantCode int, args ...string) string {
 	var out, errOut bytes.Buffer
