@@ -44,6 +44,7 @@ type Config struct {
 	MetricsSecure  bool
 	LeaderElection bool
 	Resync         time.Duration
+	UnwatchedPoll  time.Duration
 	Throttle       throttle.Config
 }
 
@@ -103,12 +104,13 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 		return nil, nil, fmt.Errorf("create manager: %w", err)
 	}
 	r, err := controller.Setup(mgr, controller.Options{
-		Namespace:  c.Namespace,
-		Catalog:    cat,
-		Renderer:   render.New(assets.FS),
-		Tombstones: ts,
-		Throttle:   c.Throttle,
-		Resync:     c.Resync,
+		Namespace:     c.Namespace,
+		Catalog:       cat,
+		Renderer:      render.New(assets.FS),
+		Tombstones:    ts,
+		Throttle:      c.Throttle,
+		Resync:        c.Resync,
+		UnwatchedPoll: c.UnwatchedPoll,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -52,6 +52,11 @@ type Options struct {
 	// Resync re-evaluates everything this often even without events (no API
 	// request unless something drifted). Zero means 10 minutes.
 	Resync time.Duration
+	// UnwatchedPoll re-reads objects the autopilot left alone without
+	// labelling them (an unmanaged or invalid object it never applied):
+	// they are not in its watch, so this is how it notices the user's fix.
+	// Zero means 1 minute.
+	UnwatchedPoll time.Duration
 }
 
 // Reconciler is the autopilot's single reconciler.
@@ -73,6 +78,9 @@ type Reconciler struct {
 func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	if opts.Resync == 0 {
 		opts.Resync = 10 * time.Minute
+	}
+	if opts.UnwatchedPoll == 0 {
+		opts.UnwatchedPoll = time.Minute
 	}
 	// A second cache for facts read unfiltered; the manager starts it
 	// with its own cache, before the controller.
@@ -174,6 +182,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		r.record(hco, d, res)
 		if res.Err != nil {
 			errs = append(errs, fmt.Errorf("asset %s: %w", d.Asset.Name, res.Err))
+		}
+		if d.Live != nil && res.Object == nil && !factKinds[d.Live.GroupVersionKind()] &&
+			d.Live.GetLabels()[annotations.ManagedByLabel] != annotations.ManagedByValue {
+			res.RetryAfter = r.opts.UnwatchedPoll
 		}
 		if w := res.RetryAfter; w > 0 && (retry == 0 || w < retry) {
 			retry = w

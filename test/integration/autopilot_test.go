@@ -220,6 +220,37 @@ var _ = Describe("Autopilot", Ordered, func() {
 		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Inactive))
 	})
 
+	It("honours the opt-out of an object it did not create (a cache miss is not an absence), and adopts it when the opt-out goes", func() {
+		pre := newObj(kdGVK, deschedulerNamespace, "cluster")
+		pre.SetAnnotations(map[string]string{annotations.Mode: annotations.ModeUnmanaged})
+		Expect(unstructured.SetNestedStringSlice(pre.Object, []string{"AffinityAndTaints"}, "spec", "profiles")).To(Succeed())
+		Expect(k8s.Create(ctx, pre, client.FieldOwner("admin"))).To(Succeed())
+		rv := pre.GetResourceVersion()
+
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, loadAware, "true")
+		})
+		Expect(outcomeAt("descheduler-loadaware", rv).Outcome).To(Equal(engine.Unmanaged))
+		kd := get(kdGVK, deschedulerNamespace, "cluster")
+		Expect(kd.GetResourceVersion()).To(Equal(rv), "untouched")
+		Expect(kd.GetLabels()).NotTo(HaveKey(annotations.ManagedByLabel))
+
+		update(kdGVK, deschedulerNamespace, "cluster", "admin", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.Mode, "")
+		})
+		// Adopted: labelled, and the admin's compatible profile kept.
+		Eventually(func() []any {
+			p, _, _ := unstructured.NestedSlice(get(kdGVK, deschedulerNamespace, "cluster").Object, "spec", "profiles")
+			return p
+		}).Should(Equal([]any{"AffinityAndTaints", "KubeVirtRelieveAndMigrate"}))
+		Expect(get(kdGVK, deschedulerNamespace, "cluster").GetLabels()).To(HaveKeyWithValue(annotations.ManagedByLabel, annotations.ManagedByValue))
+
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, loadAware, "")
+		})
+		Eventually(func() *unstructured.Unstructured { return get(kdGVK, deschedulerNamespace, "cluster") }).Should(BeNil())
+	})
+
 	It("deletes a tombstoned object only when it is provably the autopilot's", func() {
 		const old = "50-swap-enable"
 		foreign := newObj(mcGVK, "", old)
