@@ -3,15 +3,19 @@ package integration
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
@@ -71,6 +75,47 @@ func operabilitySpecs(ctx context.Context) {
 				return resp.StatusCode
 			}).Should(Equal(http.StatusOK), path)
 		}
+	})
+
+	It("serves metrics only to callers the API server authenticates and authorizes", func() {
+		insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed test server
+		scrape := func(token string) int {
+			req, err := http.NewRequest(http.MethodGet, "https://"+metricsAddr+"/metrics", nil)
+			Expect(err).NotTo(HaveOccurred())
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			resp, err := insecure.Do(req)
+			if err != nil {
+				return 0
+			}
+			defer func() { _ = resp.Body.Close() }()
+			return resp.StatusCode
+		}
+		Eventually(func() int { return scrape("") }).Should(Equal(http.StatusUnauthorized))
+
+		token := func(name string) string {
+			sa := &corev1.ServiceAccount{ObjectMeta: metaName(name)}
+			sa.Namespace = hcoNamespace
+			Expect(k8s.Create(ctx, sa)).To(Succeed())
+			tr := &authenticationv1.TokenRequest{}
+			Expect(k8s.SubResource("token").Create(ctx, sa, tr)).To(Succeed())
+			return tr.Status.Token
+		}
+		Eventually(func() int { return scrape(token("nosy")) }).Should(Equal(http.StatusForbidden), "authenticated but not authorized")
+
+		// Bound before its first scrape: denials are cached for 30s.
+		reader := &rbacv1.ClusterRole{}
+		readYAML(filepath.Join(repoRoot(), "config", "rbac", "metrics_reader_role.yaml"), reader)
+		Expect(k8s.Create(ctx, reader)).To(Succeed())
+		Expect(k8s.Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metaName("prometheus-reads-autopilot"),
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: reader.Name},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus-k8s", Namespace: hcoNamespace}},
+		})).To(Succeed())
+		prometheus := token("prometheus-k8s")
+		// The API server's RBAC cache may lag the binding; a denial is cached 30s.
+		Eventually(func() int { return scrape(prometheus) }).WithTimeout(90 * time.Second).Should(Equal(http.StatusOK))
 	})
 
 	It("previews with a server-side dry-run what a reconcile would change, with kubectl-diff exit codes", func() {

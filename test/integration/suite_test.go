@@ -45,8 +45,9 @@ var (
 	mgrDone   chan struct{}
 	rec       *controller.Reconciler
 
-	// probeAddr serves the running manager's /healthz and /readyz.
-	probeAddr string
+	// probeAddr serves the running manager's /healthz and /readyz;
+	// metricsAddr its /metrics, over HTTPS with authn/authz as deployed.
+	probeAddr, metricsAddr string
 
 	// requests counts the API requests the manager makes.
 	requests = &requestLog{}
@@ -113,10 +114,11 @@ func startManager() {
 	mcfg := rest.CopyConfig(cfg)
 	mcfg.WrapTransport = requests.wrap
 	mcfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + hcoNamespace + ":virt-platform-autopilot"}
-	probeAddr = freeAddr()
+	probeAddr, metricsAddr = freeAddr(), freeAddr()
 	mgr, r, err := app.NewManager(mcfg, app.Config{
 		Namespace: hcoNamespace, Throttle: testThrottle, Resync: time.Hour, ProbeBindAddress: probeAddr,
-		UnwatchedPoll: 2 * time.Second,
+		UnwatchedPoll:      2 * time.Second,
+		MetricsBindAddress: metricsAddr, MetricsSecure: true,
 	})
 	Expect(err).NotTo(HaveOccurred())
 	rec = r
