@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const hcoYAML = `apiVersion: hco.kubevirt.io/v1
+kind: HyperConverged
+metadata:
+  name: kubevirt-hyperconverged
+  namespace: openshift-cnv
+  annotations:
+    platform.kubevirt.io/enable-loadaware: "true"
+    platform.kubevirt.io/enable-pci-passthrough: "true"
+    platform.kubevirt.io/disabled-resources: "MachineConfig/90-worker-kubevirt-swap, broken"
+spec: {}
+`
+
+const nodesYAML = `apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: Node
+    metadata:
+      name: w0
+      labels:
+        node-role.kubernetes.io/worker: ""
+        feature.node.kubernetes.io/pci-10de.present: "true"
+        feature.node.kubernetes.io/cpu-model.vendor_id: AMD
+`
+
+// A KubeDescheduler CRD as OCP 4.17 ships it: no KubeVirt profile.
+const descheduler417 = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: kubedeschedulers.operator.openshift.io
+spec:
+  group: operator.openshift.io
+  names: {kind: KubeDescheduler, plural: kubedeschedulers}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                profiles:
+                  type: array
+                  items: {type: string, enum: [AffinityAndTaints, LongLifecycle]}
+                evictionLimits:
+                  type: object
+                  properties: {total: {type: integer}}
+`
+
+func write(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func run(t *testing.T, want int, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if code := Render(args, &out, &errOut); code != want {
+		t.Fatalf("render %v: exit %d, want %d\n%s%s", args, code, want, out.String(), errOut.String())
+	}
+	return out.String() + errOut.String()
+}
+
+// Offline facts (nodes, CRDs) let hardware- and version-dependent assets be
+// previewed: the profile falls back as on the real cluster.
+func TestOfflineRenderWithFacts(t *testing.T) {
+	dir := t.TempDir()
+	hco := write(t, dir, "hco.yaml", hcoYAML)
+	nodes := write(t, dir, "nodes.yaml", nodesYAML)
+	crds := write(t, dir, "kd.yaml", descheduler417)
+
+	status := run(t, 0, "--hco-file", hco, "--nodes-file", nodes, "--crds", crds, "--output", "status")
+	for _, want := range []string{
+		"pci-passthrough ", "descheduler-loadaware ",
+		"MISSING-DEPENDENCY", // MachineConfig's CRD was not among --crds
+		"Summary:",
+	} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status output lacks %q:\n%s", want, status)
+		}
+	}
+
+	y := run(t, 0, "--hco-file", hco, "--nodes-file", nodes, "--asset", "descheduler-loadaware", "--asset", "pci-passthrough", "--output", "yaml")
+	for _, want := range []string{"- KubeVirtRelieveAndMigrate", "- amd_iommu=on"} {
+		if !strings.Contains(y, want) {
+			t.Errorf("without --crds every kind is installed and the newest profile assumed; missing %q:\n%s", want, y)
+		}
+	}
+	y = run(t, 0, "--hco-file", hco, "--crds", crds, "--asset", "descheduler-loadaware", "--output", "yaml")
+	if !strings.Contains(y, "- LongLifecycle") || strings.Contains(y, "node:") {
+		t.Errorf("with the 4.17 CRD: LongLifecycle and no per-node limit:\n%s", y)
+	}
+
+	excluded := run(t, 0, "--hco-file", hco, "--asset", "swap-enable", "--output", "json", "--show-excluded")
+	if !strings.Contains(excluded, `"status": "EXCLUDED"`) || !strings.Contains(excluded, "disabled-resources") {
+		t.Errorf("root exclusion shown with its reason:\n%s", excluded)
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	dir := t.TempDir()
+	hco := write(t, dir, "hco.yaml", hcoYAML)
+	t.Setenv("KUBECONFIG", "")
+	for _, args := range [][]string{
+		{"--hco-file", hco, "--output", "diff"},
+		{"--hco-file", hco, "--output", "toml"},
+		{"--hco-file", hco, "--asset", "nope"},
+		{"--hco-file", filepath.Join(dir, "missing.yaml")},
+		{"--output", "status"},
+	} {
+		out := run(t, 2, args...)
+		if !strings.Contains(out, "error:") {
+			t.Errorf("%v: want a clear error, got %q", args, out)
+		}
+	}
+}
