@@ -155,8 +155,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	rc := rendercontext.New(facts)
 	hco := facts.HCO
 
-	_, exclErrs := engine.Exclusions(rc)
-	r.recordExclusionErrors(hco, exclErrs)
+	r.recordExclusionErrors(hco, rc.ExclusionErrors)
 	r.recordTombstones(hco, r.reaper.Reap(ctx, r.opts.Tombstones))
 
 	want := r.baseWatches(rc)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/overrides"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -25,11 +24,6 @@ type Evaluator struct {
 	Renderer *render.Renderer
 }
 
-// Exclusions returns the HCO's root exclusion list and its malformed
-// entries (reported and ignored).
-func Exclusions(rc *rendercontext.RenderContext) (exclusion.Set, []error) {
-	return rc.Exclusions, rc.ExclusionErrors
-}
 
 // Evaluate runs conditions, render, dependency check, root exclusion,
 // opt-out, patch and mask for one asset. live may be nil (offline).
