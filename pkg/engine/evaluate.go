@@ -24,7 +24,6 @@ type Evaluator struct {
 	Renderer *render.Renderer
 }
 
-
 // Evaluate runs conditions, render, dependency check, root exclusion,
 // opt-out, patch and mask for one asset. live may be nil (offline).
 func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *rendercontext.RenderContext, live LiveReader) Decision {
