@@ -1,0 +1,179 @@
+// Package e2e runs the shipped binary, as a process, against a real API
+// server: flags, servers and signal handling as an admin would meet them.
+package e2e
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+)
+
+func root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
+}
+
+func get(url string) (int, string) {
+	resp, err := http.Get(url) //nolint:gosec // test URL on loopback
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func poll(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true,
+		func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func TestBinary(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run 'make test'")
+	}
+	bin := filepath.Join(t.TempDir(), "virt-platform-autopilot")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/virt-platform-autopilot")
+	build.Dir = root()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, f := range []string{"hyperconverged.yaml", "machineconfig.yaml"} {
+		raw, err := os.ReadFile(filepath.Join(root(), "test", "crds", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(raw, crd); err != nil {
+			t.Fatal(err)
+		}
+		crds = append(crds, crd)
+	}
+	env := &envtest.Environment{CRDInstallOptions: envtest.CRDInstallOptions{CRDs: crds}}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(cfg, client.Options{Scheme: app.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "openshift-cnv"}}); err != nil {
+		t.Fatal(err)
+	}
+	hco := &unstructured.Unstructured{}
+	hco.SetGroupVersionKind(rendercontext.HCOGVK)
+	hco.SetNamespace("openshift-cnv")
+	hco.SetName(rendercontext.HCOName)
+	if err := c.Create(ctx, hco); err != nil {
+		t.Fatal(err)
+	}
+
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["e"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["e"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
+	kc.Contexts["e"] = &clientcmdapi.Context{Cluster: "e", AuthInfo: "e"}
+	kc.CurrentContext = "e"
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+
+	// A non-loopback debug address is refused before anything starts.
+	out, err := exec.Command(bin, "run", "--kubeconfig", kubeconfig, "--debug-bind-address", "0.0.0.0:18081").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "not a loopback address") {
+		t.Fatalf("a public debug address must be refused: %v\n%s", err, out)
+	}
+
+	probes, dbg := freeAddr(t), freeAddr(t)
+	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--metrics-bind-address", "0",
+		"--health-probe-bind-address", probes, "--debug-bind-address", dbg)
+	logs, err := os.Create(filepath.Join(t.TempDir(), "autopilot.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	dump := func() string { b, _ := os.ReadFile(logs.Name()); return string(b) }
+
+	poll(t, "/readyz", func() bool { code, _ := get("http://" + probes + "/readyz"); return code == http.StatusOK })
+	poll(t, "the golden HCO config", func() bool {
+		u := hco.DeepCopy()
+		if c.Get(ctx, client.ObjectKeyFromObject(u), u) != nil {
+			return false
+		}
+		v, _, _ := unstructured.NestedInt64(u.Object, "spec", "virtualization", "liveMigrationConfig", "parallelOutboundMigrationsPerNode")
+		return v == 2
+	})
+	poll(t, "the PSI MachineConfig", func() bool {
+		mc := &unstructured.Unstructured{}
+		mc.SetAPIVersion("machineconfiguration.openshift.io/v1")
+		mc.SetKind("MachineConfig")
+		return c.Get(ctx, client.ObjectKey{Name: "99-worker-kubevirt-psi-karg"}, mc) == nil
+	})
+	code, body := get("http://" + dbg + "/debug/render/psi-enable")
+	if code != http.StatusOK || !strings.Contains(body, "psi=1") || !strings.Contains(body, "outcome:") {
+		t.Fatalf("/debug/render/psi-enable: %d\n%s", code, body)
+	}
+	code, body = get("http://" + dbg + "/debug/health?format=json")
+	if code != http.StatusOK || !strings.Contains(body, `"status": "ok"`) {
+		t.Fatalf("/debug/health: %d\n%s", code, body)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, dump())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no exit 30s after SIGTERM\n%s", dump())
+	}
+}
