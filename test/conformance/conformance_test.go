@@ -22,7 +22,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
@@ -34,6 +33,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
 
 const ns = "openshift-cnv"
@@ -120,13 +120,9 @@ var hwInputs = []hwInput{
 }
 
 func readCRD(t *testing.T, path string) *apiextensionsv1.CustomResourceDefinition {
-	raw, err := os.ReadFile(path)
+	crd, err := testenv.ReadCRD(path)
 	if err != nil {
 		t.Fatal(err)
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.Unmarshal(raw, crd); err != nil {
-		t.Fatalf("%s: %v", path, err)
 	}
 	return crd
 }
@@ -136,32 +132,19 @@ func TestVendorSchemaConformance(t *testing.T) {
 	if vendor == "" {
 		t.Skip("VENDOR_CRDS is unset: set it to a folder of the vendors' real CRDs (CI: ../shared/crds) to prove every asset against them")
 	}
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run 'make test'")
+	hco, err := testenv.ReadVendorHCO(vendor)
+	if err != nil {
+		t.Fatal(err)
 	}
-	hco := readCRD(t, filepath.Join(vendor, "kubevirt", "hyperconverged-crd.yaml"))
-	var v1 []apiextensionsv1.CustomResourceDefinitionVersion
-	for _, v := range hco.Spec.Versions {
-		if v.Name == "v1" {
-			v.Storage = true
-			v1 = append(v1, v)
-		}
-	}
-	hco.Spec.Versions, hco.Spec.Conversion = v1, nil
 	crds := []*apiextensionsv1.CustomResourceDefinition{hco}
 	for _, f := range vendorFiles {
 		crds = append(crds, readCRD(t, filepath.Join(vendor, f)))
 	}
-	env := &envtest.Environment{CRDInstallOptions: envtest.CRDInstallOptions{CRDs: crds}}
-	cfg, err := env.Start()
+	env, cfg, c, err := testenv.Start(crds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(cfg, client.Options{Scheme: app.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	for _, n := range []string{ns, "openshift-mtv", "metallb-system", "openshift-kube-descheduler-operator"} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {

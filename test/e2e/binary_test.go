@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,20 +20,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
-	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
-
-func root() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
 
 func freeAddr(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -65,38 +55,26 @@ func poll(t *testing.T, what string, cond func() bool) {
 }
 
 func TestBinary(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run 'make test'")
-	}
 	bin := filepath.Join(t.TempDir(), "virt-platform-autopilot")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/virt-platform-autopilot")
-	build.Dir = root()
+	build.Dir = testenv.RepoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, f := range []string{"hyperconverged.yaml", "machineconfig.yaml"} {
-		raw, err := os.ReadFile(filepath.Join(root(), "test", "crds", f))
+		crd, err := testenv.ReadCRD(filepath.Join(testenv.RepoRoot(), "test", "crds", f))
 		if err != nil {
-			t.Fatal(err)
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(raw, crd); err != nil {
 			t.Fatal(err)
 		}
 		crds = append(crds, crd)
 	}
-	env := &envtest.Environment{CRDInstallOptions: envtest.CRDInstallOptions{CRDs: crds}}
-	cfg, err := env.Start()
+	env, cfg, c, err := testenv.Start(crds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(cfg, client.Options{Scheme: app.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "openshift-cnv"}}); err != nil {
 		t.Fatal(err)
@@ -109,13 +87,8 @@ func TestBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["e"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["e"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts["e"] = &clientcmdapi.Context{Cluster: "e", AuthInfo: "e"}
-	kc.CurrentContext = "e"
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+	if err := testenv.WriteKubeconfig(cfg, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
 

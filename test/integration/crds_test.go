@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	. "github.com/onsi/gomega"
@@ -13,22 +12,18 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
 
 // vendorDir is the folder of real vendor CRDs (CI: ../shared/crds), or "".
 func vendorDir() string { return os.Getenv("VENDOR_CRDS") }
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+func repoRoot() string { return testenv.RepoRoot() }
 
 func readCRD(path string) *apiextensionsv1.CustomResourceDefinition {
-	raw, err := os.ReadFile(path)
-	Expect(err).NotTo(HaveOccurred(), "read CRD %s", path)
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	Expect(yaml.Unmarshal(raw, crd)).To(Succeed(), "decode CRD %s", path)
+	crd, err := testenv.ReadCRD(path)
+	Expect(err).NotTo(HaveOccurred())
 	return crd
 }
 
@@ -43,18 +38,8 @@ func baseCRDs() []*apiextensionsv1.CustomResourceDefinition {
 			readCRD(filepath.Join(local, "scheduler.yaml")),
 		}
 	}
-	hco := readCRD(filepath.Join(vendorDir(), "kubevirt", "hyperconverged-crd.yaml"))
-	// The vendor file serves v1beta1 and v1 without a conversion webhook
-	// (OLM adds it); with both served, fields would be pruned. Keep v1.
-	var v1 []apiextensionsv1.CustomResourceDefinitionVersion
-	for _, v := range hco.Spec.Versions {
-		if v.Name == "v1" {
-			v.Storage = true
-			v1 = append(v1, v)
-		}
-	}
-	hco.Spec.Versions = v1
-	hco.Spec.Conversion = nil
+	hco, err := testenv.ReadVendorHCO(vendorDir())
+	Expect(err).NotTo(HaveOccurred())
 	return []*apiextensionsv1.CustomResourceDefinition{
 		hco,
 		readCRD(filepath.Join(vendorDir(), "openshift", "machineconfig-crd.yaml")),

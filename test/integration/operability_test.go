@@ -18,8 +18,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -28,6 +26,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
+	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
 
 // operabilitySpecs run inside the ordered suite, on its converged cluster.
@@ -231,12 +230,7 @@ func writeYAMLFile(path string, v any) {
 
 // writeKubeconfig writes the test API server's admin credentials.
 func writeKubeconfig(dir string) string {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
-	kc.CurrentContext = "envtest"
 	path := filepath.Join(dir, "kubeconfig")
-	Expect(clientcmd.WriteToFile(*kc, path)).To(Succeed())
+	Expect(testenv.WriteKubeconfig(cfg, path)).To(Succeed())
 	return path
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
 
 const (
@@ -70,17 +71,11 @@ var _ = BeforeSuite(func() {
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
 	suiteCtx, cancelSuite = context.WithCancel(context.Background())
 
-	testEnv = &envtest.Environment{
-		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: baseCRDs()},
-		ErrorIfCRDPathMissing: true,
-	}
 	var err error
-	cfg, err = testEnv.Start()
+	testEnv, cfg, k8s, err = testenv.Start(baseCRDs())
 	Expect(err).NotTo(HaveOccurred())
 	cfg.QPS, cfg.Burst = 200, 400
 
-	k8s, err = client.New(cfg, client.Options{Scheme: app.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
 	for _, ns := range []string{hcoNamespace, deschedulerNamespace} {
 		Expect(k8s.Create(suiteCtx, &corev1.Namespace{ObjectMeta: metaName(ns)})).To(Succeed())
 	}
