@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -38,7 +39,7 @@ type statusStore struct {
 	// lastEvent dedups events: one per distinct (subject, reason, message).
 	lastEvent map[string]string
 	// series remembers label sets set per asset, to delete them when they go stale.
-	series map[string][]string
+	series map[string][]series
 
 	tombstones    []tombstone.Result
 	lastReconcile time.Time
@@ -56,7 +57,7 @@ func (s *statusStore) reconciled(err error) {
 }
 
 func newStatusStore() *statusStore {
-	return &statusStore{assets: map[string]AssetStatus{}, lastEvent: map[string]string{}, series: map[string][]string{}}
+	return &statusStore{assets: map[string]AssetStatus{}, lastEvent: map[string]string{}, series: map[string][]series{}}
 }
 
 // Status returns the last status of one asset.
@@ -158,90 +159,47 @@ func (r *Reconciler) metricsFor(d *engine.Decision, res engine.Result, target *u
 	delete(r.status.series, name)
 	r.status.mu.Unlock()
 	for _, s := range old {
-		deleteSeries(s)
+		s.vec.DeleteLabelValues(s.labels...)
 	}
-	var fresh []string
+	var fresh []series
 	switch {
 	case res.Outcome == engine.Invalid && target != nil:
-		fresh = append(fresh, seriesKey("invalid", target.GetKind(), target.GetNamespace(), target.GetName(), d.Annotation, invalidReason(d)))
+		fresh = append(fresh, series{metrics.InvalidAnnotation, []string{target.GetKind(), target.GetNamespace(), target.GetName(), d.Annotation, string(d.InvalidReason)}})
 	case res.Outcome == engine.Throttled && target != nil:
-		fresh = append(fresh, seriesKey("throttled", target.GetKind(), target.GetNamespace(), target.GetName(), strings.Join(res.Opponents, ",")))
+		fresh = append(fresh, series{metrics.Throttled, []string{target.GetKind(), target.GetNamespace(), target.GetName(), strings.Join(res.Opponents, ",")}})
 	case res.Outcome == engine.MissingDependency && d.Rendered != nil:
-		fresh = append(fresh, seriesKey("missing", name, d.Rendered.GetKind()))
+		fresh = append(fresh, series{metrics.MissingDependency, []string{name, d.Rendered.GetKind()}})
 	}
 	if target != nil {
 		for _, c := range d.Customizations {
-			fresh = append(fresh, seriesKey("custom", name, target.GetKind(), target.GetNamespace(), target.GetName(), c))
+			fresh = append(fresh, series{metrics.Customization, []string{name, target.GetKind(), target.GetNamespace(), target.GetName(), c}})
 		}
 	}
 	for _, s := range fresh {
-		setSeries(s)
+		s.vec.WithLabelValues(s.labels...).Set(1)
 	}
 	r.status.mu.Lock()
 	r.status.series[name] = fresh
 	r.status.mu.Unlock()
 }
 
-// invalidReason is a short, bounded label value for what is wrong.
-func invalidReason(d *engine.Decision) string {
-	switch {
-	case strings.Contains(d.Reason, "protected"), strings.Contains(d.Reason, "covers the object's identity"):
-		return "protected_path"
-	case strings.Contains(d.Reason, "does not apply"), strings.Contains(d.Reason, "ignore-fields /"):
-		return "does_not_apply"
-	default:
-		return "malformed"
-	}
-}
-
-const sep = "\x00"
-
-func seriesKey(parts ...string) string { return strings.Join(parts, sep) }
-
-func setSeries(k string)    { seriesOp(k, true) }
-func deleteSeries(k string) { seriesOp(k, false) }
-
-func seriesOp(k string, set bool) {
-	p := strings.Split(k, sep)
-	switch p[0] {
-	case "invalid":
-		if set {
-			metrics.InvalidAnnotation.WithLabelValues(p[1:]...).Set(1)
-		} else {
-			metrics.InvalidAnnotation.DeleteLabelValues(p[1:]...)
-		}
-	case "throttled":
-		if set {
-			metrics.Throttled.WithLabelValues(p[1:]...).Set(1)
-		} else {
-			metrics.Throttled.DeleteLabelValues(p[1:]...)
-		}
-	case "custom":
-		if set {
-			metrics.Customization.WithLabelValues(p[1:]...).Set(1)
-		} else {
-			metrics.Customization.DeleteLabelValues(p[1:]...)
-		}
-	case "missing":
-		if set {
-			metrics.MissingDependency.WithLabelValues(p[1:]...).Set(1)
-		} else {
-			metrics.MissingDependency.DeleteLabelValues(p[1:]...)
-		}
-	}
+// series is one per-object gauge series an asset set.
+type series struct {
+	vec    *prometheus.GaugeVec
+	labels []string
 }
 
 func (r *Reconciler) recordExclusionErrors(hco *unstructured.Unstructured, errs []error) {
 	if len(errs) == 0 {
 		r.forgetEvent(hco, "InvalidDisabledResources")
-		metrics.InvalidAnnotation.DeleteLabelValues(hco.GetKind(), hco.GetNamespace(), hco.GetName(), annotations.DisabledResources, "malformed")
+		metrics.InvalidAnnotation.DeleteLabelValues(hco.GetKind(), hco.GetNamespace(), hco.GetName(), annotations.DisabledResources, string(engine.Malformed))
 		return
 	}
 	msgs := make([]string, 0, len(errs))
 	for _, e := range errs {
 		msgs = append(msgs, e.Error())
 	}
-	metrics.InvalidAnnotation.WithLabelValues(hco.GetKind(), hco.GetNamespace(), hco.GetName(), annotations.DisabledResources, "malformed").Set(1)
+	metrics.InvalidAnnotation.WithLabelValues(hco.GetKind(), hco.GetNamespace(), hco.GetName(), annotations.DisabledResources, string(engine.Malformed)).Set(1)
 	r.eventOnce(hco, nil, corev1.EventTypeWarning, "InvalidDisabledResources",
 		fmt.Sprintf("annotation %s: malformed entries ignored (the others still apply): %s", annotations.DisabledResources, strings.Join(msgs, "; ")))
 }

@@ -59,9 +59,25 @@ type Decision struct {
 	Live *unstructured.Unstructured
 	// Customizations lists the user annotations in effect (patch, ignore-fields, unmanaged).
 	Customizations []string
-	// Annotation names the malformed user annotation when Outcome is Invalid.
-	Annotation string
+	// Annotation names the malformed user annotation when Outcome is
+	// Invalid, and InvalidReason says what is wrong with it.
+	Annotation    string
+	InvalidReason InvalidReason
 }
+
+// InvalidReason is a short, bounded code for an unusable annotation (a
+// metric label value).
+type InvalidReason string
+
+// Why an annotation cannot be used.
+const (
+	// Malformed: not a JSON patch, a pointer or an entry.
+	Malformed InvalidReason = "malformed"
+	// ProtectedPath: it touches identity, status or server metadata.
+	ProtectedPath InvalidReason = "protected_path"
+	// DoesNotApply: valid, but it does not apply to the rendered object.
+	DoesNotApply InvalidReason = "does_not_apply"
+)
 
 // Target is the object the decision is about, for messages: the live
 // object, else the rendered one; nil when rendering failed.

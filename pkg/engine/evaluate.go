@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -84,7 +85,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 				desired, err = overrides.ApplyPatch(desired, patch)
 			}
 			if err != nil {
-				d.Outcome, d.Annotation, d.Reason = Invalid, annotations.Patch, err.Error()
+				d.Outcome, d.Annotation, d.Reason, d.InvalidReason = Invalid, annotations.Patch, err.Error(), invalidReason(err)
 				return d
 			}
 		}
@@ -95,7 +96,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 				err = overrides.Mask(desired, d.Live, ptrs, annotations.FieldManager)
 			}
 			if err != nil {
-				d.Outcome, d.Annotation, d.Reason = Invalid, annotations.IgnoreFields, err.Error()
+				d.Outcome, d.Annotation, d.Reason, d.InvalidReason = Invalid, annotations.IgnoreFields, err.Error(), invalidReason(err)
 				return d
 			}
 		}
@@ -128,4 +129,14 @@ func gvkString(gvk schema.GroupVersionKind) string {
 		return gvk.Version + "/" + gvk.Kind
 	}
 	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
+}
+
+func invalidReason(err error) InvalidReason {
+	switch {
+	case errors.Is(err, overrides.ErrProtected):
+		return ProtectedPath
+	case errors.Is(err, overrides.ErrDoesNotApply):
+		return DoesNotApply
+	}
+	return Malformed
 }

@@ -150,3 +150,30 @@ func BenchmarkPlanCatalog(b *testing.B) {
 		}
 	}
 }
+
+// The invalid-annotation metric's reason label comes from the error itself.
+func TestInvalidReasonCodes(t *testing.T) {
+	live := func(k, v string) liveMap {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("machineconfiguration.openshift.io/v1")
+		u.SetKind("MachineConfig")
+		u.SetName("99-worker-kubevirt-psi-karg")
+		u.SetAnnotations(map[string]string{k: v})
+		return liveMap{"MachineConfig//99-worker-kubevirt-psi-karg": u}
+	}
+	for _, tc := range []struct {
+		key, value string
+		want       engine.InvalidReason
+	}{
+		{annotations.Patch, `[{"op":"replace","path":"/kind","value":"X"}]`, engine.ProtectedPath},
+		{annotations.Patch, `[{"op":"remove","path":"/spec/nothing"}]`, engine.DoesNotApply},
+		{annotations.Patch, `{"not":"a list"}`, engine.Malformed},
+		{annotations.IgnoreFields, "/metadata/name", engine.ProtectedPath},
+		{annotations.IgnoreFields, "spec/x", engine.Malformed},
+	} {
+		d := evaluate(t, nil, "psi-enable", live(tc.key, tc.value))
+		if d.Outcome != engine.Invalid || d.InvalidReason != tc.want || d.Annotation != tc.key {
+			t.Errorf("%s=%s: got %s/%s/%s, want Invalid/%s/%s", tc.key, tc.value, d.Outcome, d.Annotation, d.InvalidReason, tc.key, tc.want)
+		}
+	}
+}

@@ -25,7 +25,7 @@ func ParseIgnoreFields(value string) ([]jsonpointer.Pointer, error) {
 		}
 		for _, q := range protected {
 			if p.HasPrefix(q) || q.HasPrefix(p) {
-				return nil, fmt.Errorf("pointer %s covers the object's identity, status or server metadata", s)
+				return nil, fmt.Errorf("pointer %s covers the object's identity, status or server metadata: %w", s, ErrProtected)
 			}
 		}
 		out = append(out, p)
@@ -55,7 +55,7 @@ func Mask(desired, live *unstructured.Unstructured, pointers []jsonpointer.Point
 			continue
 		}
 		if err := jsonpointer.Set(desired.Object, p, runtime.DeepCopyJSONValue(v)); err != nil {
-			return fmt.Errorf("ignore-fields %s: %w", p, err)
+			return fmt.Errorf("ignore-fields %s %w: %w", p, ErrDoesNotApply, err)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ package overrides
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -21,6 +22,13 @@ var protected = []jsonpointer.Pointer{
 	{"metadata", "resourceVersion"}, {"metadata", "managedFields"},
 	{"metadata", "generation"}, {"metadata", "creationTimestamp"},
 }
+
+// ErrProtected marks a patch or pointer that touches a protected path.
+var ErrProtected = errors.New("protected path")
+
+// ErrDoesNotApply marks a valid patch or mask that cannot be applied to the
+// rendered object.
+var ErrDoesNotApply = errors.New("does not apply")
 
 // ParsePatch decodes and checks an RFC 6902 patch annotation value.
 func ParsePatch(value string) (jsonpatch.Patch, error) {
@@ -50,7 +58,7 @@ func ParsePatch(value string) (jsonpatch.Patch, error) {
 			}
 			for _, q := range protected {
 				if p.HasPrefix(q) {
-					return nil, fmt.Errorf("operation %d: %s %s is protected (identity, status and server metadata cannot be patched)", i, field, s)
+					return nil, fmt.Errorf("operation %d: %s %s is protected (identity, status and server metadata cannot be patched): %w", i, field, s, ErrProtected)
 				}
 			}
 		}
@@ -66,7 +74,7 @@ func ApplyPatch(obj *unstructured.Unstructured, patch jsonpatch.Patch) (*unstruc
 	}
 	out, err := patch.ApplyWithOptions(doc, &jsonpatch.ApplyOptions{EnsurePathExistsOnAdd: true, AllowMissingPathOnRemove: false, SupportNegativeIndices: true, AccumulatedCopySizeLimit: 1 << 20})
 	if err != nil {
-		return nil, fmt.Errorf("patch does not apply to the rendered object: %w", err)
+		return nil, fmt.Errorf("patch %w to the rendered object: %w", ErrDoesNotApply, err)
 	}
 	res := &unstructured.Unstructured{}
 	if err := res.UnmarshalJSON(out); err != nil {
@@ -74,7 +82,7 @@ func ApplyPatch(obj *unstructured.Unstructured, patch jsonpatch.Patch) (*unstruc
 	}
 	if res.GetAPIVersion() != obj.GetAPIVersion() || res.GetKind() != obj.GetKind() ||
 		res.GetName() != obj.GetName() || res.GetNamespace() != obj.GetNamespace() {
-		return nil, fmt.Errorf("patch changed the object's identity")
+		return nil, fmt.Errorf("patch changed the object's identity: %w", ErrProtected)
 	}
 	return res, nil
 }
