@@ -226,11 +226,8 @@ func (r *Reconciler) baseWatches(rc *rendercontext.RenderContext) map[schema.Gro
 // holding. Root exclusion and opt-out protect objects from this too.
 func (r *Reconciler) deactivate(ctx context.Context, d *engine.Decision, rc *rendercontext.RenderContext) engine.Result {
 	res := engine.Result{Outcome: engine.Inactive, Reason: d.Reason}
-	obj := d.Rendered
-	if !d.Asset.OptIn() || obj == nil || !rc.KindAvailable(obj.GroupVersionKind()) {
-		return res
-	}
-	if _, hit := rc.Exclusions.Match(obj.GetKind(), obj.GetNamespace(), obj.GetName()); hit {
+	obj := engine.RemovalCandidate(d, rc)
+	if obj == nil {
 		return res
 	}
 	live := unstructuredOf(obj.GroupVersionKind())
@@ -242,7 +239,7 @@ func (r *Reconciler) deactivate(ctx context.Context, d *engine.Decision, rc *ren
 		return res
 	}
 	d.Live = live
-	if live.GetAnnotations()[annotations.Asset] != d.Asset.Name {
+	if !engine.CreatedFor(d, live) {
 		return res
 	}
 	deleted, _, err := engine.SafeDelete(ctx, r.writer, live)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/managedfields"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
 // ProvablyOurs reports whether live may be deleted by the autopilot: it
@@ -47,4 +48,28 @@ func SafeDelete(ctx context.Context, c client.Writer, live *unstructured.Unstruc
 		return false, "", err
 	}
 	return true, "", nil
+}
+
+// RemovalCandidate returns the object an inactive opt-in asset would have
+// created, if it may be looked up for removal: root-excluded objects and
+// kinds the cluster does not serve are never removed. nil otherwise.
+func RemovalCandidate(d *Decision, rc *rendercontext.RenderContext) *unstructured.Unstructured {
+	obj := d.Rendered
+	if d.Outcome != Inactive || !d.Asset.OptIn() || obj == nil || !rc.KindAvailable(obj.GroupVersionKind()) {
+		return nil
+	}
+	if _, hit := rc.Exclusions.Match(obj.GetKind(), obj.GetNamespace(), obj.GetName()); hit {
+		return nil
+	}
+	return obj
+}
+
+// CreatedFor reports whether live is the object the autopilot created for
+// asset d, and may therefore be removed when the asset turns off.
+func CreatedFor(d *Decision, live *unstructured.Unstructured) bool {
+	if live == nil || live.GetAnnotations()[annotations.Asset] != d.Asset.Name {
+		return false
+	}
+	ok, _ := ProvablyOurs(live)
+	return ok
 }

@@ -49,18 +49,13 @@ func Diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 				return nil, fmt.Errorf("asset %s: %w", d.Asset.Name, err)
 			}
 			out = append(out, od)
-		case d.Outcome == engine.Inactive && d.Asset.OptIn() && d.Rendered != nil && rc.KindAvailable(d.Rendered.GroupVersionKind()):
-			if _, hit := rc.Exclusions.Match(d.Rendered.GetKind(), d.Rendered.GetNamespace(), d.Rendered.GetName()); hit {
-				continue
-			}
+		case engine.RemovalCandidate(d, rc) != nil:
 			live, err := get(ctx, c, d.Rendered)
 			if err != nil {
 				return nil, err
 			}
-			if live != nil && live.GetAnnotations()[annotations.Asset] == d.Asset.Name {
-				if ok, _ := engine.ProvablyOurs(live); ok {
-					out = append(out, deletion(d.Asset.Name, live, "asset turned off: "+d.Reason))
-				}
+			if engine.CreatedFor(d, live) {
+				out = append(out, deletion(d.Asset.Name, live, "asset turned off: "+d.Reason))
 			}
 		}
 	}

@@ -128,18 +128,26 @@ func operabilitySpecs(ctx context.Context) {
 		old := newObj(mcGVK, "", "50-swap-enable")
 		old.SetLabels(map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue})
 		Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(old), client.FieldOwner(annotations.FieldManager))).To(Succeed())
+		// Left over from an opt-in asset that is off now (as if turned off while the autopilot was down).
+		leftover := newObj(kdGVK, deschedulerNamespace, "cluster")
+		leftover.SetLabels(map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue})
+		leftover.SetAnnotations(map[string]string{annotations.Asset: "descheduler-loadaware"})
+		Expect(unstructured.SetNestedField(leftover.Object, int64(60), "spec", "deschedulingIntervalSeconds")).To(Succeed())
+		Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(leftover), client.FieldOwner(annotations.FieldManager))).To(Succeed())
 
 		out := runCLI(1, "--kubeconfig", kc, "--namespace", hcoNamespace, "--output", "diff")
 		Expect(out).To(ContainSubstring("MachineConfig//" + psiMC + " changed"))
 		Expect(out).To(ContainSubstring("-  - psi=0"))
 		Expect(out).To(ContainSubstring("+  - psi=1"))
 		Expect(out).To(ContainSubstring("MachineConfig//50-swap-enable deleted"))
+		Expect(out).To(ContainSubstring("KubeDescheduler/" + deschedulerNamespace + "/cluster deleted (asset turned off"))
 		Expect(out).To(ContainSubstring("MachineConfig//" + swapMC + " unchanged"))
 		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}), "a diff writes nothing")
 
 		startManager()
 		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
 		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", "50-swap-enable") }).Should(BeNil())
+		Eventually(func() *unstructured.Unstructured { return get(kdGVK, deschedulerNamespace, "cluster") }).Should(BeNil())
 		Eventually(func() int {
 			var o, e bytes.Buffer
 			return cli.Render([]string{"--kubeconfig", kc, "--namespace", hcoNamespace, "--output", "diff"}, &o, &e)
