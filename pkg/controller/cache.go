@@ -17,6 +17,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
 
 // CacheOptions scopes the manager's cache to what the autopilot owns:
@@ -61,10 +62,12 @@ func factsCacheOptions(namespace string, base cache.Options) cache.Options {
 	return base
 }
 
-// caches routes reads to the cache holding the kind.
+// caches routes reads to the cache holding the kind, and bounds how long a
+// read waits for a kind's informer to sync (see syncGate).
 type caches struct {
 	managed cache.Cache
 	facts   cache.Cache
+	gate    *syncGate
 }
 
 func (c caches) forGVK(gvk schema.GroupVersionKind) cache.Cache {
@@ -86,10 +89,18 @@ func (c caches) forObject(obj runtime.Object) cache.Cache {
 }
 
 func (c caches) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	return c.forObject(obj).Get(ctx, key, obj, opts...)
+	ch := c.forObject(obj)
+	if err := c.gate.wait(ctx, ch, obj); err != nil {
+		return err
+	}
+	return ch.Get(ctx, key, obj, opts...)
 }
 
+// List serves the kinds the controller's own sources watch (CRDs, Nodes),
+// synced before the first reconcile; a deadline still bounds it.
 func (c caches) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	ctx, cancel := context.WithTimeout(ctx, c.gate.timeout)
+	defer cancel()
 	return c.forObject(list).List(ctx, list, opts...)
 }
 
@@ -124,6 +135,11 @@ func trimCRD(keepSchema map[string]bool) func(any) (any, error) {
 		crd.ManagedFields = nil
 		crd.Annotations = nil
 		crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+		// Keep how each version merges (a few paths), for exact drift
+		// verdicts; the schema itself goes.
+		if v := structure.EncodeCRD(crd); v != "" {
+			crd.Annotations = map[string]string{structure.Annotation: v}
+		}
 		if !keepSchema[crd.Name] {
 			for i := range crd.Spec.Versions {
 				crd.Spec.Versions[i].Schema = nil

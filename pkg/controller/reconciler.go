@@ -5,7 +5,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -57,6 +56,9 @@ type Options struct {
 	// they are not in its watch, so this is how it notices the user's fix.
 	// Zero means 1 minute.
 	UnwatchedPoll time.Duration
+	// SyncTimeout bounds how long a reconcile waits for a kind's watch to
+	// sync before that kind's assets fail (the others go on). Zero means 10s.
+	SyncTimeout time.Duration
 }
 
 // Reconciler is the autopilot's single reconciler.
@@ -71,6 +73,8 @@ type Reconciler struct {
 	recorder  events.EventRecorder
 	watches   *watches
 	status    *statusStore
+	retries   *retries
+	gate      *syncGate
 }
 
 // Setup registers the reconciler with mgr, whose cache must have been built
@@ -81,6 +85,9 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	}
 	if opts.UnwatchedPoll == 0 {
 		opts.UnwatchedPoll = time.Minute
+	}
+	if opts.SyncTimeout == 0 {
+		opts.SyncTimeout = 10 * time.Second
 	}
 	// A second cache for facts read unfiltered; the manager starts it
 	// with its own cache, before the controller.
@@ -93,7 +100,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	if err := mgr.Add(facts); err != nil {
 		return nil, err
 	}
-	cs := caches{managed: mgr.GetCache(), facts: facts}
+	cs := caches{managed: mgr.GetCache(), facts: facts, gate: newSyncGate(opts.SyncTimeout)}
 	r := &Reconciler{
 		opts:      opts,
 		cache:     cs,
@@ -104,6 +111,8 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		writer:    mgr.GetClient(),
 		recorder:  mgr.GetEventRecorder(annotations.FieldManager),
 		status:    newStatusStore(),
+		retries:   newRetries(),
+		gate:      cs.gate,
 	}
 	toHCO := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: r.hcoKey()}}
@@ -135,7 +144,9 @@ func (r *Reconciler) hcoKey() types.NamespacedName {
 }
 
 // Reconcile converges every asset. It reads only the cache; it writes only
-// when something drifted.
+// when something drifted. It never returns an error: a failing asset is
+// retried on its own backoff (retries), so it cannot change the timing of
+// the others (throttle refills, polls, the resync).
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	start := time.Now()
 	defer func() { metrics.ReconcileDuration.Observe(time.Since(start).Seconds()) }()
@@ -144,22 +155,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	facts, err := rendercontext.Gather(ctx, r.cache, r.opts.Namespace)
 	if err != nil {
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-			// No HCO (or no HCO CRD): nothing to manage. CRD events and
+			// No HCO that can be read: nothing to manage. CRD events and
 			// the HCO watch wake us up when that changes.
-			logger.V(1).Info("no HyperConverged to manage", "namespace", r.opts.Namespace, "reason", err.Error())
-			r.status.reconciled(nil)
-			return reconcile.Result{RequeueAfter: r.opts.Resync}, r.watches.sync(ctx, r.baseWatches(rendercontext.New(facts)))
+			r.setIdle(ctx, idleReasonFor(facts, r.opts.Namespace, err))
+			return r.finish(ctx, rendercontext.New(facts), r.baseWatches(rendercontext.New(facts)), 0)
 		}
-		return reconcile.Result{}, fmt.Errorf("read cluster facts: %w", err)
+		logger.Error(err, "cannot read cluster facts; retrying", "action", "retry")
+		r.status.reconciled(fmt.Errorf("read cluster facts: %w", err))
+		return reconcile.Result{RequeueAfter: r.retries.failed("facts")}, nil
 	}
+	r.retries.succeeded("facts")
 	rc := rendercontext.New(facts)
 	hco := facts.HCO
+	if rc.HCOTerminating() {
+		// Uninstall: the operators owning the operands clean up. Writing
+		// now would re-create what they delete; deleting is not ours to do.
+		r.setIdle(ctx, idle{Reason: IdleHCOTerminating, Message: "HyperConverged " + r.opts.Namespace + "/" + rendercontext.HCOName + " is being deleted: nothing is written or deleted"})
+		return r.finish(ctx, rc, r.baseWatches(rc), 0)
+	}
+	r.setIdle(ctx, idle{})
 
+	guard := engine.GuardFor(rc)
 	r.recordExclusionErrors(hco, rc.ExclusionErrors)
-	r.recordTombstones(hco, r.reaper.Reap(ctx, r.opts.Tombstones))
+	r.recordTombstones(hco, r.reaper.Reap(ctx, r.opts.Tombstones, guard))
 
 	want := r.baseWatches(rc)
-	var errs []error
 	var retry time.Duration
 	r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.live, func(d *engine.Decision) *unstructured.Unstructured {
 		var res engine.Result
@@ -167,28 +187,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		case engine.Included:
 			res = r.syncer.Sync(ctx, d)
 		case engine.Inactive:
-			res = r.deactivate(ctx, d, rc)
-		case engine.Failed:
-			// Retried with backoff: a render or read failure can be
-			// transient (a CRD just installed and not yet discoverable).
-			res = engine.Result{Outcome: d.Outcome, Reason: d.Reason, Err: errors.New(d.Reason)}
+			res = r.inactive(ctx, d, rc, guard)
 		default:
 			res = engine.Result{Outcome: d.Outcome, Reason: d.Reason}
 		}
 		if d.Rendered != nil && d.Outcome != engine.MissingDependency && rc.KindAvailable(d.Rendered.GroupVersionKind()) {
 			want[d.Rendered.GroupVersionKind()] = true
 		}
-		r.record(hco, d, res)
-		if res.Err != nil {
-			errs = append(errs, fmt.Errorf("asset %s: %w", d.Asset.Name, res.Err))
+		if res.Outcome == engine.Failed {
+			// A render or read failure can be transient (a CRD just
+			// installed and not yet discoverable): this asset's own backoff.
+			res.RetryAfter = r.retries.failed(d.Asset.Name)
+		} else {
+			r.retries.succeeded(d.Asset.Name)
 		}
+		r.record(ctx, hco, d, res)
 		if d.Live != nil && res.Object == nil && !factKinds[d.Live.GroupVersionKind()] &&
 			d.Live.GetLabels()[annotations.ManagedByLabel] != annotations.ManagedByValue {
-			res.RetryAfter = r.opts.UnwatchedPoll
+			res.RetryAfter = minPositive(res.RetryAfter, r.opts.UnwatchedPoll)
 		}
-		if w := res.RetryAfter; w > 0 && (retry == 0 || w < retry) {
-			retry = w
-		}
+		retry = minPositive(retry, res.RetryAfter)
 		// The HCO comes first; everything after renders from its effective
 		// state: the server's copy after a write, else the live one.
 		if res.Object != nil {
@@ -196,18 +214,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 		return nil
 	})
-	if err := r.watches.sync(ctx, want); err != nil {
-		errs = append(errs, fmt.Errorf("update watches: %w", err))
+	return r.finish(ctx, rc, want, retry)
+}
+
+// finish updates the watches and says when to come back: the soonest
+// per-asset retry, else the resync.
+func (r *Reconciler) finish(ctx context.Context, _ *rendercontext.RenderContext, want map[schema.GroupVersionKind]bool, retry time.Duration) (reconcile.Result, error) {
+	var err error
+	if werr := r.watches.sync(ctx, want); werr != nil {
+		err = fmt.Errorf("update watches: %w", werr)
+		log.FromContext(ctx).Error(werr, "cannot update watches; retrying", "action", "retry")
+		retry = minPositive(retry, r.retries.failed("watches"))
+	} else {
+		r.retries.succeeded("watches")
 	}
-	err = errors.Join(errs...)
 	r.status.reconciled(err)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
 	if retry > 0 {
 		return reconcile.Result{RequeueAfter: retry + time.Second}, nil
 	}
 	return reconcile.Result{RequeueAfter: r.opts.Resync}, nil
+}
+
+func minPositive(a, b time.Duration) time.Duration {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // baseWatches are the kinds watched regardless of assets: the HCO and the
@@ -222,34 +254,42 @@ func (r *Reconciler) baseWatches(rc *rendercontext.RenderContext) map[schema.Gro
 	return want
 }
 
-// deactivate removes what an opt-in asset created once its conditions stop
-// holding. Root exclusion and opt-out protect objects from this too.
-func (r *Reconciler) deactivate(ctx context.Context, d *engine.Decision, rc *rendercontext.RenderContext) engine.Result {
+// inactive handles an asset whose conditions do not hold. What it created
+// is removed only when a person turned it off (and the Guard allows it);
+// when a derived fact stopped holding, the object is kept and not written.
+func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rendercontext.RenderContext, guard engine.Guard) engine.Result {
 	res := engine.Result{Outcome: engine.Inactive, Reason: d.Reason}
-	obj := engine.RemovalCandidate(d, rc)
-	if obj == nil {
+	obj := d.Rendered
+	if obj == nil || !rc.KindAvailable(obj.GroupVersionKind()) {
 		return res
 	}
 	live := unstructuredOf(obj.GroupVersionKind())
 	// Only the cache: what the autopilot created carries its label.
 	if err := r.cache.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
 		if !apierrors.IsNotFound(err) {
-			res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err
+			// Unknown is never read as absent, nor as a reason to delete.
+			res.Outcome, res.Reason, res.Err = engine.Failed, "read live object: "+err.Error(), err
 		}
 		return res
 	}
-	d.Live = live
 	if !engine.CreatedFor(d, live) {
 		return res
 	}
-	deleted, _, err := engine.SafeDelete(ctx, r.writer, live)
-	if err != nil {
-		res.Outcome, res.Reason, res.Err = engine.Failed, "delete: "+err.Error(), err
+	d.Live = live
+	if engine.RemovalCandidate(d, rc) == nil {
+		res.Outcome = engine.Retained
+		res.Reason = d.Reason + "; the object is kept as it is and not written until it holds again"
 		return res
 	}
-	if deleted {
-		r.syncer.Throttle.Forget(engine.ObjectKey(live))
+	deleted, why, err := guard.SafeDelete(ctx, r.writer, live)
+	switch {
+	case err != nil:
+		res.Outcome, res.Reason, res.Err = engine.Failed, "delete: "+err.Error(), err
+	case deleted:
+		r.syncer.Forget(engine.ObjectKey(live))
 		res.Outcome, res.Reason = engine.Deleted, "asset turned off: "+d.Reason
+	default:
+		res.Reason = d.Reason + "; the object is kept: " + why
 	}
 	return res
 }
@@ -282,15 +322,26 @@ func (r *Reconciler) ThrottleState(key string) throttle.State { return r.syncer.
 type Health struct {
 	LastReconcile time.Time `json:"lastReconcile"`
 	LastError     string    `json:"lastError,omitempty"`
-	Watched       []string  `json:"watchedKinds"`
-	Throttled     int       `json:"throttledObjects"`
+	// Idle says why nothing is written or deleted, when that is so.
+	Idle *IdleStatus `json:"idle,omitempty"`
+	// Unsynced lists kinds whose watch has not synced: their assets fail,
+	// the others converge.
+	Unsynced  []string `json:"unsyncedKinds,omitempty"`
+	Watched   []string `json:"watchedKinds"`
+	Throttled int      `json:"throttledObjects"`
 }
 
 // Health reports the last reconcile and what is watched.
 func (r *Reconciler) Health() Health {
 	r.status.mu.Lock()
 	h := Health{LastReconcile: r.status.lastReconcile, LastError: r.status.lastError}
+	if r.status.idle.Reason != "" {
+		i := r.status.idle
+		h.Idle = &i
+	}
 	r.status.mu.Unlock()
+	h.Unsynced = r.gate.unsynced()
+	sort.Strings(h.Unsynced)
 	for _, gvk := range r.watches.list() {
 		h.Watched = append(h.Watched, gvk.String())
 	}

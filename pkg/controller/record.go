@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
@@ -44,6 +46,7 @@ type statusStore struct {
 	tombstones    []tombstone.Result
 	lastReconcile time.Time
 	lastError     string
+	idle          IdleStatus
 }
 
 func (s *statusStore) reconciled(err error) {
@@ -80,7 +83,7 @@ func (r *Reconciler) Statuses() []AssetStatus {
 	return out
 }
 
-func (r *Reconciler) record(hco *unstructured.Unstructured, d *engine.Decision, res engine.Result) {
+func (r *Reconciler) record(ctx context.Context, hco *unstructured.Unstructured, d *engine.Decision, res engine.Result) {
 	name := d.Asset.Name
 	target := d.Target()
 	objKey := ""
@@ -102,6 +105,8 @@ func (r *Reconciler) record(hco *unstructured.Unstructured, d *engine.Decision, 
 	r.status.mu.Unlock()
 
 	r.metricsFor(d, res, target)
+	changed := !had || prev.Outcome != st.Outcome || prev.Reason != st.Reason
+	r.logAction(ctx, d, res, objKey, changed)
 
 	subject := target
 	switch res.Outcome {
@@ -113,7 +118,11 @@ func (r *Reconciler) record(hco *unstructured.Unstructured, d *engine.Decision, 
 		r.event(hco, subject, corev1.EventTypeNormal, reason, res.Reason)
 	case engine.Deleted:
 		r.event(hco, subject, corev1.EventTypeNormal, "Deleted", res.Reason)
+	case engine.Retained:
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Retained", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Throttled:
+		// One event per episode: the message names fields and managers,
+		// not the remaining wait, so it stays the same while the fight lasts.
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Thrashing", res.Reason)
 	case engine.Invalid:
 		reason := "InvalidPatch"
@@ -135,7 +144,7 @@ func (r *Reconciler) record(hco *unstructured.Unstructured, d *engine.Decision, 
 func (r *Reconciler) metricsFor(d *engine.Decision, res engine.Result, target *unstructured.Unstructured) {
 	name := d.Asset.Name
 	for _, o := range []engine.Outcome{engine.Applied, engine.Unchanged, engine.Excluded, engine.Unmanaged, engine.Throttled,
-		engine.Invalid, engine.MissingDependency, engine.Inactive, engine.Failed, engine.Deleted} {
+		engine.Invalid, engine.MissingDependency, engine.Inactive, engine.Retained, engine.Failed, engine.Deleted} {
 		v := 0.0
 		if o == res.Outcome {
 			v = 1
@@ -181,6 +190,44 @@ func (r *Reconciler) metricsFor(d *engine.Decision, res engine.Result, target *u
 	r.status.mu.Lock()
 	r.status.series[name] = fresh
 	r.status.mu.Unlock()
+}
+
+// logAction writes one structured line per action (create, correct,
+// delete, throttle, invalid, retain, fail) and none for a no-op. Outcomes
+// that persist (throttled, invalid, ...) are logged when they begin or
+// their reason changes, not on every pass.
+func (r *Reconciler) logAction(ctx context.Context, d *engine.Decision, res engine.Result, obj string, changed bool) {
+	logger := log.FromContext(ctx).WithValues("asset", d.Asset.Name, "object", obj)
+	switch res.Outcome {
+	case engine.Applied:
+		action := "create"
+		if d.Live != nil {
+			action = "correct"
+		}
+		logger.Info(res.Reason, "action", action, "fields", res.Drift)
+	case engine.Deleted:
+		logger.Info(res.Reason, "action", "delete")
+	case engine.Throttled:
+		if changed {
+			logger.Info(res.Reason, "action", "throttle", "fields", res.Drift, "opponents", res.Opponents, "retryAfter", res.RetryAfter.Round(time.Second).String())
+		}
+	case engine.Invalid:
+		if changed {
+			logger.Info(res.Reason, "action", "invalid", "annotation", d.Annotation, "reason", string(d.InvalidReason))
+		}
+	case engine.Retained:
+		if changed {
+			logger.Info(res.Reason, "action", "retain")
+		}
+	case engine.Failed:
+		if changed {
+			logger.Error(res.Err, res.Reason, "action", "fail", "retryAfter", res.RetryAfter.Round(time.Second).String())
+		}
+	case engine.MissingDependency:
+		if changed {
+			logger.Info(res.Reason, "action", "wait")
+		}
+	}
 }
 
 // series is one per-object gauge series an asset set.

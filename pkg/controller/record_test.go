@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -51,25 +52,25 @@ func TestEventsAreDeduplicated(t *testing.T) {
 	asset := &catalog.Asset{Name: "psi-enable"}
 	invalid := engine.Decision{Asset: asset, Outcome: engine.Invalid, Annotation: annotations.Patch, Reason: "bad", Live: mc}
 
-	r.record(hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
+	r.record(context.Background(), hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
 	if rec.count() != 2 {
 		t.Fatalf("an invalid patch is reported on the object and on the HCO: %v", rec.reasons)
 	}
-	r.record(hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
+	r.record(context.Background(), hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
 	if rec.count() != 2 {
 		t.Fatalf("the same problem again records nothing: %v", rec.reasons)
 	}
 	unchanged := engine.Decision{Asset: asset, Outcome: engine.Included, Live: mc}
-	r.record(hco, &unchanged, engine.Result{Outcome: engine.Unchanged})
-	r.record(hco, &unchanged, engine.Result{Outcome: engine.Unchanged})
+	r.record(context.Background(), hco, &unchanged, engine.Result{Outcome: engine.Unchanged})
+	r.record(context.Background(), hco, &unchanged, engine.Result{Outcome: engine.Unchanged})
 	if rec.count() != 2 {
 		t.Fatalf("an unchanged object records nothing: %v", rec.reasons)
 	}
-	r.record(hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
+	r.record(context.Background(), hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
 	if rec.count() != 4 {
 		t.Fatalf("a problem that comes back is reported again: %v", rec.reasons)
 	}
-	r.record(hco, &unchanged, engine.Result{Outcome: engine.Applied, Reason: "corrected /spec/x"})
+	r.record(context.Background(), hco, &unchanged, engine.Result{Outcome: engine.Applied, Reason: "corrected /spec/x"})
 	if rec.count() != 6 {
 		t.Fatalf("every corrective write is reported: %v", rec.reasons)
 	}

@@ -1,39 +1,51 @@
 // Package drift decides locally, from the cached live object, whether
 // applying a desired state could change anything.
 //
-// The verdict is a subset compare: every field desired sets must hold the
-// same value live. Server defaults and other managers' fields are not in
-// desired, so they never count. Fields the autopilot owns but no longer sets
-// count, because apply would delete them. The compare is deliberately
-// conservative; a suspected drift is confirmed by a server-side dry-run
-// before anything is written.
+// The verdict follows how server-side apply merges, read from the kind's
+// structure (pkg/structure): in granular maps and lists every field desired
+// sets must hold the same value live, and fields others added do not count;
+// atomic maps and lists must be equal as a whole, because apply replaces
+// them. Fields the autopilot owns but no longer sets count, because apply
+// would delete them. Empty values ({}, [], false, 0) are values. A
+// suspected drift that is not certain is confirmed by a server-side
+// dry-run before anything is written.
 package drift
 
 import (
-	"fmt"
 	"math"
 	"sort"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/jsonpointer"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/managedfields"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
 
 // Diff lists the JSON pointers where live differs from desired; empty means
-// in sync. manager names the field manager whose dropped fields count.
-func Diff(desired, live *unstructured.Unstructured, manager string) []string {
-	var out []string
-	subset(desired.Object, live.Object, nil, &out)
-	out = append(out, managedfields.Dropped(live, desired.Object, manager)...)
+// in sync. manager names the field manager whose dropped fields count; st
+// is the kind's structure (zero: unknown, compared leniently).
+func Diff(desired, live *unstructured.Unstructured, manager string, st structure.Structure) []string {
+	c := compare{st: st}
+	c.subset(desired.Object, live.Object, nil, nil)
+	out := append(c.out, managedfields.Dropped(live, desired.Object, manager)...)
 	sort.Strings(out)
 	return out
 }
 
-// server-maintained metadata never appears in a rendered object; skip it anyway.
+type compare struct {
+	st  structure.Structure
+	out []string
+}
+
+// skip: status is never applied.
 var skip = map[string]bool{"/status": true}
 
-func subset(want, got any, at jsonpointer.Pointer, out *[]string) {
+// subset walks want against got; at is the object path, sp the schema path
+// (list elements and map values of additionalProperties as structure.Item
+// where the schema says so).
+func (c *compare) subset(want, got any, at, sp jsonpointer.Pointer) {
 	if skip[at.String()] {
 		return
 	}
@@ -41,54 +53,98 @@ func subset(want, got any, at jsonpointer.Pointer, out *[]string) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
 		if !ok {
-			*out = append(*out, at.String())
+			c.out = append(c.out, at.String())
+			return
+		}
+		if c.st.AtomicMap(sp) {
+			if !Equal(w, g) {
+				c.out = append(c.out, at.String())
+			}
 			return
 		}
 		for k, wv := range w {
-			p := append(append(jsonpointer.Pointer{}, at...), k)
+			p := child(at, k)
 			gv, ok := g[k]
 			if !ok {
-				if isEmpty(wv) {
-					continue // apply of an empty map or null sets nothing
+				if wv == nil {
+					continue // applying null sets nothing
 				}
-				*out = append(*out, p.String())
+				c.out = append(c.out, p.String())
 				continue
 			}
-			subset(wv, gv, p, out)
+			c.subset(wv, gv, p, c.schemaChild(sp, k))
 		}
 	case []any:
 		g, ok := got.([]any)
-		if !ok && got == nil && len(w) == 0 {
+		if !ok || len(g) != len(w) {
+			c.out = append(c.out, at.String())
 			return
 		}
-		if !ok || len(g) != len(w) {
-			*out = append(*out, at.String())
+		if c.st.AtomicList(sp) {
+			if !Equal(w, g) {
+				c.out = append(c.out, at.String())
+			}
 			return
 		}
 		for i := range w {
-			subset(w[i], g[i], append(append(jsonpointer.Pointer{}, at...), fmt.Sprint(i)), out)
+			c.subset(w[i], g[i], child(at, strconv.Itoa(i)), child(sp, structure.Item))
 		}
 	default:
 		if !scalarEqual(w, got) {
-			*out = append(*out, at.String())
+			c.out = append(c.out, at.String())
 		}
 	}
 }
 
-func isEmpty(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return true
-	case map[string]any:
-		return len(t) == 0
-	case []any:
-		return len(t) == 0
+// schemaChild is the schema path of map key k below sp: the key itself
+// where the schema names it, else the map-value token.
+func (c *compare) schemaChild(sp jsonpointer.Pointer, k string) jsonpointer.Pointer {
+	named := child(sp, k)
+	if !c.st.Known || c.st.AtomicMaps[named.String()] || c.st.GranularLists[named.String()] {
+		return named
 	}
-	return false
+	if item := child(sp, structure.Item); c.st.AtomicMaps[item.String()] || c.st.GranularLists[item.String()] {
+		return item
+	}
+	return named
 }
 
-// scalarEqual treats int64 and float64 holding the same number as equal:
-// the API server may hand back either form.
+func child(p jsonpointer.Pointer, tok string) jsonpointer.Pointer {
+	return append(append(jsonpointer.Pointer{}, p...), tok)
+}
+
+// Equal compares two JSON values exactly, numbers by value (the API server
+// may hand back int64 or float64 for the same number).
+func Equal(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !Equal(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !Equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return scalarEqual(a, b)
+}
+
+// scalarEqual treats int64 and float64 holding the same number as equal.
 func scalarEqual(a, b any) bool {
 	fa, aNum := number(a)
 	fb, bNum := number(b)

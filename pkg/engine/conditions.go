@@ -5,15 +5,37 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
-// ConditionsHold reports whether every condition of a holds in rc, and if
-// not, which one failed.
-func ConditionsHold(a *catalog.Asset, rc *rendercontext.RenderContext) (bool, string) {
+// ConditionsHold reports whether every condition of a holds in rc; if not,
+// which one failed first, and whether any failing condition is a person's
+// intent (an HCO annotation, feature gate or field) rather than a derived
+// fact (hardware, topology). Only a change of intent removes objects: a
+// derived fact can flicker (an NFD upgrade, a drained node).
+func ConditionsHold(a *catalog.Asset, rc *rendercontext.RenderContext) (ok bool, why string, intentOff bool) {
+	ok = true
 	for _, c := range a.Conditions {
-		if !conditionHolds(c, rc) {
-			return false, "condition not met: " + c.String()
+		if conditionHolds(c, rc) {
+			continue
+		}
+		if ok {
+			why = "condition not met: " + c.String()
+		}
+		ok = false
+		if Intent(c) && !intentOff {
+			intentOff = true
+			why = "condition not met: " + c.String()
 		}
 	}
-	return true, ""
+	return ok, why, intentOff
+}
+
+// Intent reports whether c expresses a person's choice (read from the HCO)
+// rather than a fact derived from the cluster.
+func Intent(c catalog.Condition) bool {
+	switch c.Type {
+	case catalog.CondAnnotation, catalog.CondFeatureGate, catalog.CondHCOFieldUnconfigured:
+		return true
+	}
+	return false
 }
 
 func conditionHolds(c catalog.Condition, rc *rendercontext.RenderContext) bool {

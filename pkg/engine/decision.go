@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
 
 // Outcome is what happened to (or would happen to) one asset.
@@ -43,6 +44,13 @@ const (
 	Throttled Outcome = "Throttled"
 	// Deleted: an inactive opt-in asset's object was removed.
 	Deleted Outcome = "Deleted"
+	// Retained: the user's switch is still on but a derived fact
+	// (hardware, topology) stopped holding; the object the autopilot
+	// created is kept as it is and not written until the fact holds again.
+	Retained Outcome = "Retained"
+	// Idle: nothing is written or deleted (the HCO is absent, served in
+	// a version the autopilot does not read, or being deleted).
+	Idle Outcome = "Idle"
 )
 
 // Decision is the evaluation of one asset.
@@ -50,11 +58,18 @@ type Decision struct {
 	Asset   *catalog.Asset
 	Outcome Outcome
 	Reason  string
+	// IntentOff: Inactive because a person's switch is off (an HCO
+	// annotation, feature gate or field), not because a derived fact
+	// stopped holding. Only then may an opt-in asset's objects go.
+	IntentOff bool
 	// Rendered is the template output (the baseline), when rendering ran.
 	Rendered *unstructured.Unstructured
 	// Desired is Rendered after the user patch and mask, stamped with the
 	// managed-by label: exactly what would be applied. Set when Included.
 	Desired *unstructured.Unstructured
+	// Structure is how the server merges the kind's maps and lists (from
+	// its CRD), for the local drift verdict.
+	Structure structure.Structure
 	// Live is the object on the cluster, nil when absent or unknown.
 	Live *unstructured.Unstructured
 	// Customizations lists the user annotations in effect (patch, ignore-fields, unmanaged).

@@ -10,15 +10,42 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/managedfields"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
-// ProvablyOurs reports whether live may be deleted by the autopilot: it
-// carries the managed-by label, the autopilot's field manager applied it
-// (operators copy labels; managedFields are not copied), and the user has
-// not opted it out. If not, it says why.
-func ProvablyOurs(live *unstructured.Unstructured) (bool, string) {
+// Guard holds what, beyond the object itself, can forbid a deletion: the
+// HCO's root exclusion list and its lifecycle. Every path that deletes
+// (tombstones, an opt-in asset turned off, any later one) asks the same
+// Guard, so there is one rule.
+type Guard struct {
+	Exclusions exclusion.Set
+	// HCOTerminating: the HCO is being deleted (uninstall). Nothing is
+	// deleted (or written) then: the owners of the operands clean up.
+	HCOTerminating bool
+}
+
+// GuardFor returns the deletion guard of a render context.
+func GuardFor(rc *rendercontext.RenderContext) Guard {
+	return Guard{Exclusions: rc.Exclusions, HCOTerminating: rc.HCOTerminating()}
+}
+
+// MayDelete reports whether live may be deleted by the autopilot, and if
+// not, why. All must hold:
+//   - the HCO is not being deleted;
+//   - live carries the managed-by label;
+//   - the autopilot's field manager has an Apply entry in its
+//     managedFields (operators copy labels; managedFields are not copied);
+//   - it is not annotated mode: unmanaged;
+//   - it is not listed in the HCO's disabled-resources;
+//   - it is not already being deleted.
+//
+// SafeDelete adds UID and resourceVersion preconditions to the DELETE.
+func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
+	if g.HCOTerminating {
+		return false, "the HyperConverged is being deleted"
+	}
 	if live.GetLabels()[annotations.ManagedByLabel] != annotations.ManagedByValue {
 		return false, fmt.Sprintf("no %s=%s label", annotations.ManagedByLabel, annotations.ManagedByValue)
 	}
@@ -28,17 +55,20 @@ func ProvablyOurs(live *unstructured.Unstructured) (bool, string) {
 	if live.GetAnnotations()[annotations.Mode] == annotations.ModeUnmanaged {
 		return false, fmt.Sprintf("annotated %s=%s", annotations.Mode, annotations.ModeUnmanaged)
 	}
+	if r, hit := g.Exclusions.Match(live.GetKind(), live.GetNamespace(), live.GetName()); hit {
+		return false, fmt.Sprintf("listed in HCO %s as %q", annotations.DisabledResources, r.String())
+	}
 	if !live.GetDeletionTimestamp().IsZero() {
 		return false, "already being deleted"
 	}
 	return true, ""
 }
 
-// SafeDelete deletes live if it is provably ours, with UID and
-// resourceVersion preconditions so a replaced or changed object survives.
-// It returns deleted=false with a reason when it refused; NotFound is success.
-func SafeDelete(ctx context.Context, c client.Writer, live *unstructured.Unstructured) (bool, string, error) {
-	if ok, why := ProvablyOurs(live); !ok {
+// SafeDelete deletes live if g allows it, with UID and resourceVersion
+// preconditions so a replaced or changed object survives. It returns
+// deleted=false with a reason when it refused; NotFound is success.
+func (g Guard) SafeDelete(ctx context.Context, c client.Writer, live *unstructured.Unstructured) (bool, string, error) {
+	if ok, why := g.MayDelete(live); !ok {
 		return false, why, nil
 	}
 	uid, rv := live.GetUID(), live.GetResourceVersion()
@@ -51,25 +81,19 @@ func SafeDelete(ctx context.Context, c client.Writer, live *unstructured.Unstruc
 }
 
 // RemovalCandidate returns the object an inactive opt-in asset would have
-// created, if it may be looked up for removal: root-excluded objects and
-// kinds the cluster does not serve are never removed. nil otherwise.
+// created, if the user turned it off (an intent condition, not a derived
+// fact, stopped holding) and its kind is served. nil otherwise. Whether the
+// live object may go is the Guard's decision.
 func RemovalCandidate(d *Decision, rc *rendercontext.RenderContext) *unstructured.Unstructured {
 	obj := d.Rendered
-	if d.Outcome != Inactive || !d.Asset.OptIn() || obj == nil || !rc.KindAvailable(obj.GroupVersionKind()) {
-		return nil
-	}
-	if _, hit := rc.Exclusions.Match(obj.GetKind(), obj.GetNamespace(), obj.GetName()); hit {
+	if d.Outcome != Inactive || !d.IntentOff || !d.Asset.OptIn() || obj == nil || !rc.KindAvailable(obj.GroupVersionKind()) {
 		return nil
 	}
 	return obj
 }
 
 // CreatedFor reports whether live is the object the autopilot created for
-// asset d, and may therefore be removed when the asset turns off.
+// asset d (its asset annotation names d's asset).
 func CreatedFor(d *Decision, live *unstructured.Unstructured) bool {
-	if live == nil || live.GetAnnotations()[annotations.Asset] != d.Asset.Name {
-		return false
-	}
-	ok, _ := ProvablyOurs(live)
-	return ok
+	return live != nil && live.GetAnnotations()[annotations.Asset] == d.Asset.Name
 }

@@ -29,8 +29,8 @@ type Evaluator struct {
 // opt-out, patch and mask for one asset. live may be nil (offline).
 func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *rendercontext.RenderContext, live LiveReader) Decision {
 	d := Decision{Asset: a}
-	if ok, why := ConditionsHold(a, rc); !ok {
-		d.Outcome, d.Reason = Inactive, why
+	if ok, why, intentOff := ConditionsHold(a, rc); !ok {
+		d.Outcome, d.Reason, d.IntentOff = Inactive, why, intentOff
 		// Still render (best effort) so the caller knows which object an
 		// opt-in asset would own, to remove it.
 		d.Rendered, _ = e.Renderer.Render(a.Path, rc, a.Params, nil)
@@ -103,6 +103,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	}
 	stamp(desired, a.Name)
 	d.Desired = desired
+	d.Structure = rc.Structure(gvk)
 	d.Outcome = Included
 	return d
 }

@@ -124,7 +124,7 @@ func BenchmarkSteadyState(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		d := ev.Evaluate(context.Background(), a, rc, live)
-		if len(drift.Diff(d.Desired, d.Live, annotations.FieldManager)) != 0 {
+		if len(drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure)) != 0 {
 			b.Fatal("drift in steady state")
 		}
 	}
@@ -144,7 +144,7 @@ func BenchmarkPlanCatalog(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, d := range ev.Plan(context.Background(), cat, rc, live, engine.Preview(rc)) {
-			if d.Desired != nil && len(drift.Diff(d.Desired, d.Live, annotations.FieldManager)) != 0 {
+			if d.Desired != nil && len(drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure)) != 0 {
 				b.Fatalf("%s drifts in steady state", d.Asset.Name)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -45,21 +46,35 @@ func ObjectKey(u *unstructured.Unstructured) string {
 }
 
 // Sync applies d.Desired when it differs from d.Live. d must be Included.
+//
+// Creating an object is not a correction and takes no write token. A
+// correction costs one request when the local verdict is certain (every
+// drifted field is now owned by another manager: someone changed what the
+// autopilot had set), else a dry-run first. While the object's bucket is
+// empty nothing is sent at all, not even a dry-run.
 func (s *Syncer) Sync(ctx context.Context, d *Decision) Result {
 	if d.Outcome != Included || d.Desired == nil {
 		return Result{Outcome: d.Outcome, Reason: d.Reason}
 	}
+	if d.Live == nil {
+		return s.apply(ctx, d, Result{Drift: []string{"(object absent)"}})
+	}
 	key := ObjectKey(d.Desired)
-	var diff []string
-	if d.Live != nil {
-		diff = drift.Diff(d.Desired, d.Live, annotations.FieldManager)
-		if len(diff) == 0 {
-			return Result{Outcome: Unchanged}
-		}
-		stamp := s.stamp(d)
-		if s.isVerified(key, stamp) {
-			return Result{Outcome: Unchanged}
-		}
+	diff := drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure)
+	if len(diff) == 0 {
+		return Result{Outcome: Unchanged}
+	}
+	stamp := s.stamp(d)
+	if s.isVerified(key, stamp) {
+		return Result{Outcome: Unchanged}
+	}
+	res := Result{Drift: diff}
+	var certain bool
+	res.Opponents, certain = opponents(d.Live, diff)
+	if wait := s.Throttle.Wait(key); wait > 0 {
+		return throttled(res, key, wait)
+	}
+	if !certain {
 		changes, err := s.dryRun(ctx, d)
 		if err != nil {
 			return Result{Outcome: Failed, Reason: fmt.Sprintf("server-side dry-run: %v", err), Err: err}
@@ -68,18 +83,22 @@ func (s *Syncer) Sync(ctx context.Context, d *Decision) Result {
 			s.setVerified(key, stamp)
 			return Result{Outcome: Unchanged, Drift: diff}
 		}
-	} else {
-		diff = []string{"(object absent)"}
-	}
-	res := Result{Drift: diff}
-	if d.Live != nil {
-		res.Opponents = opponents(d.Live, diff)
 	}
 	if ok, wait := s.Throttle.Allow(key); !ok {
-		res.Outcome, res.RetryAfter = Throttled, wait
-		res.Reason = fmt.Sprintf("corrective writes to %s are paused for %s: %s keep changing", key, wait.Round(time.Second), fieldsAndManagers(diff, res.Opponents))
-		return res
+		return throttled(res, key, wait)
 	}
+	return s.apply(ctx, d, res)
+}
+
+func throttled(res Result, key string, wait time.Duration) Result {
+	res.Outcome, res.RetryAfter = Throttled, wait
+	// No remaining time in the message: it stays the same for the whole
+	// episode, so the Thrashing event is recorded once.
+	res.Reason = fmt.Sprintf("corrective writes to %s are paused: %s keep changing; writing resumes by itself when the write budget refills", key, fieldsAndManagers(res.Drift, res.Opponents))
+	return res
+}
+
+func (s *Syncer) apply(ctx context.Context, d *Decision, res Result) Result {
 	obj := d.Desired.DeepCopy()
 	if err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
 		client.FieldOwner(annotations.FieldManager), client.ForceOwnership); err != nil {
@@ -97,9 +116,17 @@ func (s *Syncer) Sync(ctx context.Context, d *Decision) Result {
 	if d.Live == nil {
 		res.Reason = "created"
 	} else {
-		res.Reason = "corrected " + strings.Join(diff, ", ")
+		res.Reason = "corrected " + strings.Join(res.Drift, ", ")
 	}
 	return res
+}
+
+// Forget drops what the Syncer remembers of an object that is gone.
+func (s *Syncer) Forget(key string) {
+	s.Throttle.Forget(key)
+	s.mu.Lock()
+	delete(s.verified, key)
+	s.mu.Unlock()
 }
 
 // dryRun reports whether applying desired would change the live object.
@@ -142,23 +169,32 @@ func (s *Syncer) setVerified(key, stamp string) {
 	s.verified[key] = stamp
 }
 
-// opponents names the other managers owning the drifted fields.
-func opponents(live *unstructured.Unstructured, diff []string) []string {
+// opponents names the other managers owning the drifted fields: who the
+// autopilot is fighting with. certain is true when every drifted field has
+// such an owner: another manager changed it, so applying will change it
+// back and no dry-run is needed to know.
+func opponents(live *unstructured.Unstructured, diff []string) (out []string, certain bool) {
 	seen := map[string]bool{}
-	var out []string
+	certain = true
 	for _, path := range diff {
 		p, err := jsonpointer.Parse(path)
 		if err != nil {
+			certain = false
 			continue
 		}
-		for _, m := range managedfields.Owners(live, p, annotations.FieldManager) {
+		owners := managedfields.Owners(live, p, annotations.FieldManager)
+		if len(owners) == 0 {
+			certain = false
+		}
+		for _, m := range owners {
 			if !seen[m] {
 				seen[m] = true
 				out = append(out, m)
 			}
 		}
 	}
-	return out
+	sort.Strings(out)
+	return out, certain
 }
 
 func fieldsAndManagers(diff, managers []string) string {

@@ -13,7 +13,7 @@ var (
 	// AssetOutcome is 1 for each asset's current outcome.
 	AssetOutcome = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: ns, Name: "asset_outcome",
-		Help: "1 for the last outcome of each asset (Applied, Unchanged, Excluded, Unmanaged, Throttled, Invalid, MissingDependency, Inactive, Failed, Deleted).",
+		Help: "1 for the last outcome of each asset (Applied, Unchanged, Excluded, Unmanaged, Throttled, Invalid, MissingDependency, Inactive, Retained, Failed, Deleted).",
 	}, []string{"asset", "outcome"})
 
 	// InvalidAnnotation is 1 while a user annotation is malformed.
@@ -59,6 +59,12 @@ var (
 		Help: "1 for each tombstone's current status (Gone, Skipped, Error).",
 	}, []string{"kind", "namespace", "name", "status"})
 
+	// Idle is 1 for the reason the autopilot writes and deletes nothing.
+	Idle = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: ns, Name: "idle",
+		Help: "1 while nothing is written or deleted, by reason (hco_crd_absent, hco_version_unserved, hco_absent, hco_terminating).",
+	}, []string{"reason"})
+
 	// ReconcileDuration times full reconciles.
 	ReconcileDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: ns, Name: "reconcile_duration_seconds",
@@ -69,5 +75,5 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(AssetOutcome, InvalidAnnotation, CorrectiveWrites, DriftDetected, Customization, Throttled,
-		MissingDependency, Tombstone, ReconcileDuration)
+		MissingDependency, Tombstone, Idle, ReconcileDuration)
 }

@@ -40,6 +40,7 @@ type ObjectDiff struct {
 // removals of inactive opt-in assets, and tombstone deletions.
 func Diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext, ds []engine.Decision, tombs []tombstone.Tombstone) ([]ObjectDiff, error) {
 	var out []ObjectDiff
+	guard := engine.GuardFor(rc)
 	for i := range ds {
 		d := &ds[i]
 		switch {
@@ -54,8 +55,13 @@ func Diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 			if err != nil {
 				return nil, err
 			}
-			if engine.CreatedFor(d, live) {
+			if !engine.CreatedFor(d, live) {
+				continue
+			}
+			if ok, why := guard.MayDelete(live); ok {
 				out = append(out, deletion(d.Asset.Name, live, "asset turned off: "+d.Reason))
+			} else {
+				out = append(out, ObjectDiff{Asset: d.Asset.Name, Object: engine.ObjectKey(live), Change: Unchanged, Reason: "asset turned off, object kept: " + why})
 			}
 		}
 	}
@@ -67,7 +73,7 @@ func Diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 		if live == nil {
 			continue
 		}
-		if ok, why := engine.ProvablyOurs(live); ok {
+		if ok, why := guard.MayDelete(live); ok {
 			out = append(out, deletion("", live, "tombstone "+t.Path))
 		} else {
 			out = append(out, ObjectDiff{Object: engine.ObjectKey(live), Change: Unchanged, Reason: "tombstone " + t.Path + " not applied: " + why})

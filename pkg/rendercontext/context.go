@@ -177,3 +177,10 @@ func (rc *RenderContext) SetHCO(hco *unstructured.Unstructured) {
 	v, _ := rc.HCOAnnotation(annotations.DisabledResources)
 	rc.Exclusions, rc.ExclusionErrors = exclusion.Parse(v)
 }
+
+// HCOTerminating reports whether the HCO is being deleted (deletionTimestamp
+// set): an uninstall, during which the autopilot writes and deletes nothing.
+func (rc *RenderContext) HCOTerminating() bool {
+	u := rc.HCOObject()
+	return u != nil && u.GetDeletionTimestamp() != nil
+}

@@ -89,3 +89,6 @@ func getOptional(ctx context.Context, r client.Reader, gvk schema.GroupVersionKi
 		return nil, fmt.Errorf("get %s %s: %w", gvk.Kind, name, err)
 	}
 }
+
+// HCOCRD is the HyperConverged CRD's name.
+const HCOCRD = "hyperconvergeds.hco.kubevirt.io"

@@ -5,6 +5,8 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
 
 // Schema returns the property schema at a dot path (like "spec.profiles")
@@ -100,6 +102,20 @@ func (rc *RenderContext) KindAvailable(gvk schema.GroupVersionKind) bool {
 		return false
 	}
 	return !strings.Contains(gvk.Group, ".") || strings.HasSuffix(gvk.Group, ".k8s.io")
+}
+
+// Structure returns how the API server merges gvk's maps and lists, read
+// from its CRD (the summary the cache keeps in structure.Annotation, else
+// the schema itself). Unknown for built-in kinds and offline.
+func (rc *RenderContext) Structure(gvk schema.GroupVersionKind) structure.Structure {
+	crd := rc.CRDFor(gvk.GroupKind())
+	if crd == nil {
+		return structure.Structure{}
+	}
+	if v, ok := crd.Annotations[structure.Annotation]; ok {
+		return structure.Decode(v, gvk.Version)
+	}
+	return structure.FromCRD(crd, gvk.Version)
 }
 
 // CRDFor returns the CRD defining gk, if installed.

@@ -77,6 +77,26 @@ func (t *Throttle) Allow(key string) (bool, time.Duration) {
 	return false, wait
 }
 
+// Wait reports how long until key may write again, without taking a
+// token: zero when a write is allowed now. While it is positive, nothing
+// is sent for the object, not even a dry-run.
+func (t *Throttle) Wait(key string) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buckets[key]
+	if b == nil {
+		return 0
+	}
+	now := t.now()
+	if b.lim.TokensAt(now) >= 1 {
+		return 0
+	}
+	r := b.lim.ReserveN(now, 1)
+	wait := r.DelayFrom(now)
+	r.CancelAt(now)
+	return wait
+}
+
 // State describes one object's bucket.
 type State struct {
 	Tokens    float64 `json:"tokens"`

@@ -98,16 +98,17 @@ type Reaper struct {
 	gone map[string]bool
 }
 
-// Reap processes every tombstone; failures are reported, never fatal.
-func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone) []Result {
+// Reap processes every tombstone under guard (the one deletion rule);
+// failures are reported, never fatal.
+func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone, guard engine.Guard) []Result {
 	out := make([]Result, 0, len(tombstones))
 	for _, t := range tombstones {
-		out = append(out, r.reapOne(ctx, t))
+		out = append(out, r.reapOne(ctx, t, guard))
 	}
 	return out
 }
 
-func (r *Reaper) reapOne(ctx context.Context, t Tombstone) Result {
+func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard) Result {
 	res := Result{Tombstone: t}
 	gvk := t.Object.GroupVersionKind()
 	reader := r.Reader
@@ -129,12 +130,12 @@ func (r *Reaper) reapOne(ctx context.Context, t Tombstone) Result {
 		res.Status, res.Reason = Error, err.Error()
 		return res
 	}
-	deleted, why, err := engine.SafeDelete(ctx, r.Writer, live)
+	deleted, why, err := guard.SafeDelete(ctx, r.Writer, live)
 	switch {
 	case err != nil:
 		res.Status, res.Reason = Error, err.Error()
 	case !deleted:
-		res.Status, res.Reason = Skipped, "not provably ours: "+why
+		res.Status, res.Reason = Skipped, "may not delete: "+why
 	default:
 		r.markGone(t.Key())
 		res.Status, res.Deleted = Gone, true

@@ -241,7 +241,7 @@ func pass(t *testing.T, ctx context.Context, c client.Client, cat *catalog.Catal
 			}
 			if round == 2 {
 				// Hot-loop guard: the local verdict alone must see no drift.
-				if diff := drift.Diff(d.Desired, d.Live, annotations.FieldManager); len(diff) != 0 {
+				if diff := drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure); len(diff) != 0 {
 					t.Errorf("asset %s drifts right after its own apply (a hot loop): %v", a.Name, diff)
 				}
 			}
@@ -262,7 +262,7 @@ func pass(t *testing.T, ctx context.Context, c client.Client, cat *catalog.Catal
 			applied[a.Name] = true
 			// Zero pruned fields: everything sent came back.
 			back := getLive(t, ctx, c, d.Desired)
-			if pruned := drift.Diff(d.Desired, back, annotations.FieldManager); len(pruned) != 0 {
+			if pruned := drift.Diff(d.Desired, back, annotations.FieldManager, d.Structure); len(pruned) != 0 {
 				t.Errorf("asset %s: the API server pruned or changed %v", a.Name, pruned)
 			}
 			if a.ReconcileOrder == 0 {

@@ -1,0 +1,93 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+)
+
+// IdleReason is a bounded code (a metric label value) for why the
+// autopilot writes and deletes nothing.
+type IdleReason string
+
+// Why the autopilot is idle.
+const (
+	// IdleHCOCRDAbsent: the HyperConverged CRD is not installed.
+	IdleHCOCRDAbsent IdleReason = "hco_crd_absent"
+	// IdleHCOVersionUnserved: the CRD does not serve hco.kubevirt.io/v1.
+	IdleHCOVersionUnserved IdleReason = "hco_version_unserved"
+	// IdleHCOAbsent: no HyperConverged kubevirt-hyperconverged in the namespace.
+	IdleHCOAbsent IdleReason = "hco_absent"
+	// IdleHCOTerminating: the HyperConverged is being deleted.
+	IdleHCOTerminating IdleReason = "hco_terminating"
+)
+
+// IdleReasons are every IdleReason, for the metric.
+var IdleReasons = []IdleReason{IdleHCOCRDAbsent, IdleHCOVersionUnserved, IdleHCOAbsent, IdleHCOTerminating}
+
+// IdleStatus is why the autopilot is idle (/debug/health).
+type IdleStatus struct {
+	Reason  IdleReason `json:"reason"`
+	Message string     `json:"message"`
+}
+
+type idle = IdleStatus
+
+// idleReasonFor explains a failed HCO read from the listed CRDs.
+func idleReasonFor(f rendercontext.Facts, namespace string, err error) idle {
+	var served []string
+	found := false
+	for i := range f.CRDs {
+		if f.CRDs[i].Name != rendercontext.HCOCRD {
+			continue
+		}
+		found = true
+		for _, v := range f.CRDs[i].Spec.Versions {
+			if v.Served {
+				served = append(served, v.Name)
+			}
+		}
+	}
+	switch {
+	case !found:
+		return idle{IdleHCOCRDAbsent, fmt.Sprintf("CRD %s is not installed: install OpenShift Virtualization (HCO)", rendercontext.HCOCRD)}
+	case !slices.Contains(served, rendercontext.HCOVersion):
+		return idle{IdleHCOVersionUnserved, fmt.Sprintf("CRD %s serves %s but not %s, the version the autopilot reads: upgrade the HCO operator",
+			rendercontext.HCOCRD, strings.Join(served, ", "), rendercontext.HCOVersion)}
+	case meta.IsNoMatchError(err):
+		return idle{IdleHCOVersionUnserved, fmt.Sprintf("%s/%s is not discoverable yet: %v", rendercontext.HCOGroup, rendercontext.HCOVersion, err)}
+	}
+	return idle{IdleHCOAbsent, fmt.Sprintf("no HyperConverged %s in namespace %s (--namespace)", rendercontext.HCOName, namespace)}
+}
+
+// setIdle records why nothing is written (zero value: not idle): one log
+// line when it changes, a gauge per reason, /debug/health.
+func (r *Reconciler) setIdle(ctx context.Context, i idle) {
+	r.status.mu.Lock()
+	prev := r.status.idle
+	r.status.idle = i
+	r.status.mu.Unlock()
+	for _, reason := range IdleReasons {
+		v := 0.0
+		if reason == i.Reason {
+			v = 1
+		}
+		metrics.Idle.WithLabelValues(string(reason)).Set(v)
+	}
+	if prev == i {
+		return
+	}
+	logger := log.FromContext(ctx)
+	if i.Reason == "" {
+		logger.Info("managing the platform", "action", "resume", "previousReason", string(prev.Reason))
+		return
+	}
+	logger.Info("idle: nothing is written or deleted", "action", "idle", "reason", string(i.Reason), "message", i.Message)
+}

@@ -1,0 +1,146 @@
+// Package structure reads, from a CRD's structural schema, how server-side
+// apply merges each map and list of a kind: which maps are atomic (one
+// owner, replaced whole) and which lists are granular (list-type map or
+// set, merged element by element). A list without a list type is atomic in
+// a CRD. The local drift verdict needs this to be exact: a key another
+// manager adds to an atomic map is drift, because the next apply removes it.
+//
+// The schema itself is large; the cache keeps only this summary, stored on
+// the cached copy of the CRD (Annotation) by the cache's transform.
+package structure
+
+import (
+	"encoding/json"
+	"sort"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/jsonpointer"
+)
+
+// Annotation holds the encoded Structure on cached CRD copies only; it is
+// never written to the API server.
+const Annotation = "platform.kubevirt.io/internal-structure"
+
+// Item is the path token standing for any list element or map value.
+const Item = "*"
+
+// Structure of one version of a kind. The zero value is unknown: callers
+// fall back to a lenient compare and let the server judge.
+type Structure struct {
+	Known bool
+	// AtomicMaps and GranularLists hold schema paths (RFC 6901, Item for
+	// list elements and map values).
+	AtomicMaps    map[string]bool
+	// Below a field that preserves unknown fields and declares nothing,
+	// the server deduces: maps granular, lists atomic, which these
+	// defaults already say.
+	GranularLists map[string]bool
+}
+
+// AtomicMap reports whether the map at schema path p is replaced whole.
+func (s Structure) AtomicMap(p jsonpointer.Pointer) bool {
+	return s.Known && s.AtomicMaps[p.String()]
+}
+
+// AtomicList reports whether the list at schema path p is replaced whole
+// (false when the structure is unknown).
+func (s Structure) AtomicList(p jsonpointer.Pointer) bool {
+	return s.Known && !s.GranularLists[p.String()]
+}
+
+// FromCRD reads the structure of one version of crd (the storage version
+// when version is "").
+func FromCRD(crd *apiextensionsv1.CustomResourceDefinition, version string) Structure {
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		if (version == "" && v.Storage) || v.Name == version {
+			if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+				return Structure{}
+			}
+			s := Structure{Known: true, AtomicMaps: map[string]bool{}, GranularLists: map[string]bool{}}
+			walk(v.Schema.OpenAPIV3Schema, nil, &s)
+			return s
+		}
+	}
+	return Structure{}
+}
+
+func walk(p *apiextensionsv1.JSONSchemaProps, at jsonpointer.Pointer, s *Structure) {
+	if len(at) == 1 && at[0] == "metadata" {
+		return // object metadata merges as ObjectMeta, not per the CRD
+	}
+	child := func(tok string) jsonpointer.Pointer { return append(append(jsonpointer.Pointer{}, at...), tok) }
+	switch p.Type {
+	case "array":
+		if p.XListType != nil && (*p.XListType == "map" || *p.XListType == "set") {
+			s.GranularLists[at.String()] = true
+			if p.Items != nil && p.Items.Schema != nil {
+				walk(p.Items.Schema, child(Item), s)
+			}
+		}
+	case "object", "":
+		if p.XMapType != nil && *p.XMapType == "atomic" {
+			s.AtomicMaps[at.String()] = true
+			return
+		}
+		for name, prop := range p.Properties {
+			walk(&prop, child(name), s)
+		}
+		if p.AdditionalProperties != nil && p.AdditionalProperties.Schema != nil {
+			walk(p.AdditionalProperties.Schema, child(Item), s)
+		}
+	}
+}
+
+type encoded struct {
+	AtomicMaps    []string `json:"m,omitempty"`
+	GranularLists []string `json:"l,omitempty"`
+}
+
+// EncodeCRD renders the structure of every version of crd that has a
+// schema, for Annotation ("" when none has).
+func EncodeCRD(crd *apiextensionsv1.CustomResourceDefinition) string {
+	all := map[string]encoded{}
+	for _, v := range crd.Spec.Versions {
+		if s := FromCRD(crd, v.Name); s.Known {
+			all[v.Name] = encoded{keys(s.AtomicMaps), keys(s.GranularLists)}
+		}
+	}
+	if len(all) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(all)
+	return string(b)
+}
+
+// Decode reads version's structure from an Annotation value; a missing
+// version or garbage is an unknown Structure.
+func Decode(annotation, version string) Structure {
+	var all map[string]encoded
+	if json.Unmarshal([]byte(annotation), &all) != nil {
+		return Structure{}
+	}
+	e, ok := all[version]
+	if !ok {
+		return Structure{}
+	}
+	return Structure{Known: true, AtomicMaps: set(e.AtomicMaps), GranularLists: set(e.GranularLists)}
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func set(list []string) map[string]bool {
+	m := make(map[string]bool, len(list))
+	for _, k := range list {
+		m[k] = true
+	}
+	return m
+}
