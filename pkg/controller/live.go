@@ -38,3 +38,16 @@ func (l liveReader) Live(ctx context.Context, gvk schema.GroupVersionKind, names
 	}
 	return u, nil
 }
+
+// Owned reads only the label-filtered cache: what the autopilot created
+// carries its label, so a miss is "nothing of ours" at no API cost.
+func (l liveReader) Owned(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	u := unstructuredOf(gvk)
+	if err := l.cache.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return u, nil
+}

@@ -254,31 +254,13 @@ func (r *Reconciler) baseWatches(rc *rendercontext.RenderContext) map[schema.Gro
 	return want
 }
 
-// inactive handles an asset whose conditions do not hold. What it created
-// is removed only when a person turned it off (and the Guard allows it);
-// when a derived fact stopped holding, the object is kept and not written.
+// inactive removes what an opt-in asset created once a person turned it
+// off, if the Guard allows. (Evaluate already marked objects kept because
+// only a derived fact changed as Retained.)
 func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rendercontext.RenderContext, guard engine.Guard) engine.Result {
 	res := engine.Result{Outcome: engine.Inactive, Reason: d.Reason}
-	obj := d.Rendered
-	if obj == nil || !rc.KindAvailable(obj.GroupVersionKind()) {
-		return res
-	}
-	live := unstructuredOf(obj.GroupVersionKind())
-	// Only the cache: what the autopilot created carries its label.
-	if err := r.cache.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
-		if !apierrors.IsNotFound(err) {
-			// Unknown is never read as absent, nor as a reason to delete.
-			res.Outcome, res.Reason, res.Err = engine.Failed, "read live object: "+err.Error(), err
-		}
-		return res
-	}
-	if !engine.CreatedFor(d, live) {
-		return res
-	}
-	d.Live = live
-	if engine.RemovalCandidate(d, rc) == nil {
-		res.Outcome = engine.Retained
-		res.Reason = d.Reason + "; the object is kept as it is and not written until it holds again"
+	live := d.Live
+	if live == nil || engine.RemovalCandidate(d, rc) == nil {
 		return res
 	}
 	deleted, why, err := guard.SafeDelete(ctx, r.writer, live)

@@ -136,10 +136,20 @@ func (r *Reconciler) record(ctx context.Context, hco *unstructured.Unstructured,
 	case engine.Failed:
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "SyncFailed", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	default:
-		// Quiet outcomes: forget the dedup state so a recurrence is reported again.
-		r.forgetEvents(subject)
+		// Quiet outcomes: forget the dedup state so a recurrence is reported
+		// again (except a warning that still stands).
+		r.forgetEvents(subject, unresolvedReason)
+	}
+	if len(d.Unresolved) > 0 {
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, unresolvedReason,
+			fmt.Sprintf("annotation %s on %s: pointer(s) %s address nothing on the object and are ignored; the rest of the annotation applies",
+				annotations.IgnoreFields, objKey, strings.Join(d.Unresolved, ", ")))
+	} else {
+		r.forgetEvent(subject, unresolvedReason)
 	}
 }
+
+const unresolvedReason = "IgnoreFieldsUnresolved"
 
 func (r *Reconciler) metricsFor(d *engine.Decision, res engine.Result, target *unstructured.Unstructured) {
 	name := d.Asset.Name
@@ -178,6 +188,9 @@ func (r *Reconciler) metricsFor(d *engine.Decision, res engine.Result, target *u
 		fresh = append(fresh, series{metrics.Throttled, []string{target.GetKind(), target.GetNamespace(), target.GetName(), strings.Join(res.Opponents, ",")}})
 	case res.Outcome == engine.MissingDependency && d.Rendered != nil:
 		fresh = append(fresh, series{metrics.MissingDependency, []string{name, d.Rendered.GetKind()}})
+	}
+	if len(d.Unresolved) > 0 && target != nil {
+		fresh = append(fresh, series{metrics.InvalidAnnotation, []string{target.GetKind(), target.GetNamespace(), target.GetName(), annotations.IgnoreFields, string(engine.UnresolvedPointer)}})
 	}
 	if target != nil {
 		for _, c := range d.Customizations {
@@ -307,13 +320,18 @@ func (r *Reconciler) eventOnce(hco, subject *unstructured.Unstructured, typ, rea
 	}
 }
 
-func (r *Reconciler) forgetEvent(hco *unstructured.Unstructured, reason string) {
+// forgetEvent drops the dedup state of one (subject, reason).
+func (r *Reconciler) forgetEvent(subject *unstructured.Unstructured, reason string) {
+	if subject == nil {
+		return
+	}
 	r.status.mu.Lock()
 	defer r.status.mu.Unlock()
-	delete(r.status.lastEvent, dedupKey(hco, nil, reason))
+	delete(r.status.lastEvent, dedupKey(subject, nil, reason))
 }
 
-func (r *Reconciler) forgetEvents(subject *unstructured.Unstructured) {
+// forgetEvents drops the dedup state of every reason of subject but keep.
+func (r *Reconciler) forgetEvents(subject *unstructured.Unstructured, keep string) {
 	if subject == nil {
 		return
 	}
@@ -321,7 +339,7 @@ func (r *Reconciler) forgetEvents(subject *unstructured.Unstructured) {
 	r.status.mu.Lock()
 	defer r.status.mu.Unlock()
 	for k := range r.status.lastEvent {
-		if strings.HasPrefix(k, prefix) {
+		if strings.HasPrefix(k, prefix) && k != prefix+keep {
 			delete(r.status.lastEvent, k)
 		}
 	}

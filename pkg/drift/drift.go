@@ -72,7 +72,7 @@ func (c *compare) subset(want, got any, at, sp jsonpointer.Pointer) {
 				c.out = append(c.out, p.String())
 				continue
 			}
-			c.subset(wv, gv, p, c.schemaChild(sp, k))
+			c.subset(wv, gv, p, c.st.Key(sp, k))
 		}
 	case []any:
 		g, ok := got.([]any)
@@ -96,22 +96,7 @@ func (c *compare) subset(want, got any, at, sp jsonpointer.Pointer) {
 	}
 }
 
-// schemaChild is the schema path of map key k below sp: the key itself
-// where the schema names it, else the map-value token.
-func (c *compare) schemaChild(sp jsonpointer.Pointer, k string) jsonpointer.Pointer {
-	named := child(sp, k)
-	if !c.st.Known || c.st.AtomicMaps[named.String()] || c.st.GranularLists[named.String()] {
-		return named
-	}
-	if item := child(sp, structure.Item); c.st.AtomicMaps[item.String()] || c.st.GranularLists[item.String()] {
-		return item
-	}
-	return named
-}
-
-func child(p jsonpointer.Pointer, tok string) jsonpointer.Pointer {
-	return append(append(jsonpointer.Pointer{}, p...), tok)
-}
+func child(p jsonpointer.Pointer, tok string) jsonpointer.Pointer { return structure.Child(p, tok) }
 
 // Equal compares two JSON values exactly, numbers by value (the API server
 // may hand back int64 or float64 for the same number).

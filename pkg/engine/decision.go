@@ -78,6 +78,9 @@ type Decision struct {
 	// Invalid, and InvalidReason says what is wrong with it.
 	Annotation    string
 	InvalidReason InvalidReason
+	// Unresolved lists ignore-fields pointers that resolve neither on the
+	// live object nor in the desired state: harmless, reported.
+	Unresolved []string
 }
 
 // InvalidReason is a short, bounded code for an unusable annotation (a
@@ -92,6 +95,9 @@ const (
 	ProtectedPath InvalidReason = "protected_path"
 	// DoesNotApply: valid, but it does not apply to the rendered object.
 	DoesNotApply InvalidReason = "does_not_apply"
+	// UnresolvedPointer: an ignore-fields pointer addresses nothing; the
+	// asset still converges (a warning, not Invalid).
+	UnresolvedPointer InvalidReason = "unresolved_pointer"
 )
 
 // Target is the object the decision is about, for messages: the live

@@ -93,7 +93,8 @@ func RemovalCandidate(d *Decision, rc *rendercontext.RenderContext) *unstructure
 }
 
 // CreatedFor reports whether live is the object the autopilot created for
-// asset d (its asset annotation names d's asset).
+// asset d: labelled as the autopilot's, its asset annotation naming d's asset.
 func CreatedFor(d *Decision, live *unstructured.Unstructured) bool {
-	return live != nil && live.GetAnnotations()[annotations.Asset] == d.Asset.Name
+	return live != nil && live.GetLabels()[annotations.ManagedByLabel] == annotations.ManagedByValue &&
+		live.GetAnnotations()[annotations.Asset] == d.Asset.Name
 }

@@ -20,6 +20,14 @@ type LiveReader interface {
 	Live(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error)
 }
 
+// OwnedReader is an optional LiveReader method: read an object only if it
+// carries the autopilot's label (nil, nil otherwise). The controller
+// serves it from its label-filtered cache, so inactive assets cost no
+// request; a LiveReader without it is read with Live.
+type OwnedReader interface {
+	Owned(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error)
+}
+
 // Evaluator decides, for each asset, what the autopilot would do.
 type Evaluator struct {
 	Renderer *render.Renderer
@@ -31,9 +39,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	d := Decision{Asset: a}
 	if ok, why, intentOff := ConditionsHold(a, rc); !ok {
 		d.Outcome, d.Reason, d.IntentOff = Inactive, why, intentOff
-		// Still render (best effort) so the caller knows which object an
-		// opt-in asset would own, to remove it.
+		// Still render (best effort) so the caller knows which object the
+		// asset owns, to remove or retain it.
 		d.Rendered, _ = e.Renderer.Render(a.Path, rc, a.Params, nil)
+		e.inactive(ctx, &d, rc, live)
 		return d
 	}
 	obj, err := e.Renderer.Render(a.Path, rc, a.Params, nil)
@@ -93,7 +102,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			d.Customizations = append(d.Customizations, "ignore-fields")
 			ptrs, err := overrides.ParseIgnoreFields(v)
 			if err == nil {
-				err = overrides.Mask(desired, d.Live, ptrs, annotations.FieldManager)
+				d.Unresolved = overrides.Mask(desired, d.Live, ptrs, annotations.FieldManager, rc.Structure(gvk))
 			}
 			if err != nil {
 				d.Outcome, d.Annotation, d.Reason, d.InvalidReason = Invalid, annotations.IgnoreFields, err.Error(), invalidReason(err)
@@ -106,6 +115,36 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	d.Structure = rc.Structure(gvk)
 	d.Outcome = Included
 	return d
+}
+
+// inactive finds what an inactive asset created. It stays (Retained,
+// never written) unless a person turned the asset off: a derived fact that
+// stops holding (hardware, topology) removes nothing.
+func (e *Evaluator) inactive(ctx context.Context, d *Decision, rc *rendercontext.RenderContext, live LiveReader) {
+	if live == nil || d.Rendered == nil || !rc.KindAvailable(d.Rendered.GroupVersionKind()) {
+		return
+	}
+	obj := d.Rendered
+	var o *unstructured.Unstructured
+	var err error
+	if owned, ok := live.(OwnedReader); ok {
+		o, err = owned.Owned(ctx, obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName())
+	} else {
+		o, err = live.Live(ctx, obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName())
+	}
+	if err != nil {
+		// Unknown is never read as absent, nor as a reason to delete.
+		d.Outcome, d.Reason = Failed, fmt.Sprintf("read live object: %v", err)
+		return
+	}
+	if !CreatedFor(d, o) {
+		return
+	}
+	d.Live = o
+	if !d.IntentOff || !d.Asset.OptIn() {
+		d.Outcome = Retained
+		d.Reason += "; the object it created is kept as it is and not written until it holds again"
+	}
 }
 
 // stamp marks desired as the autopilot's: the label keeps it in the

@@ -72,8 +72,70 @@ func Get(doc any, p Pointer) (any, bool) {
 	return cur, true
 }
 
-// Set stores v at p, creating missing maps on the way. A list index may be
-// an existing one or the list's length (append).
+// Resolve turns p into a concrete pointer into doc: in a list, a token
+// "key=value" (several joined by "&") selects the element whose fields
+// have those values, as list-type map keys do; a number is an index. It
+// returns false when p does not resolve in doc.
+func Resolve(doc any, p Pointer) (Pointer, bool) {
+	out := make(Pointer, 0, len(p))
+	cur := doc
+	for _, tok := range p {
+		switch c := cur.(type) {
+		case map[string]any:
+			v, ok := c[tok]
+			if !ok {
+				return nil, false
+			}
+			out, cur = append(out, tok), v
+		case []any:
+			i := index(c, tok)
+			if i < 0 {
+				return nil, false
+			}
+			out, cur = append(out, strconv.Itoa(i)), c[i]
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// KeySelector reports whether tok selects a list element by key.
+func KeySelector(tok string) bool {
+	_, err := strconv.Atoi(tok)
+	return err != nil && strings.Contains(tok, "=")
+}
+
+func index(list []any, tok string) int {
+	if !KeySelector(tok) {
+		i, err := strconv.Atoi(tok)
+		if err != nil || i < 0 || i >= len(list) {
+			return -1
+		}
+		return i
+	}
+	for i, elem := range list {
+		m, ok := elem.(map[string]any)
+		if !ok {
+			continue
+		}
+		match := true
+		for _, kv := range strings.Split(tok, "&") {
+			k, v, _ := strings.Cut(kv, "=")
+			if fmt.Sprint(m[k]) != v || m[k] == nil {
+				match = false
+				break
+			}
+		}
+		if match {
+			return i
+		}
+	}
+	return -1
+}
+
+// Set stores v at p, creating missing maps on the way. List elements must
+// exist: Set never appends one.
 func Set(doc map[string]any, p Pointer, v any) error {
 	if len(p) == 0 {
 		return fmt.Errorf("cannot replace the whole object")
@@ -106,15 +168,8 @@ func set(node any, p Pointer, v any) (any, error) {
 		return c, nil
 	case []any:
 		i, err := strconv.Atoi(tok)
-		if err != nil || i < 0 || i > len(c) {
+		if err != nil || i < 0 || i >= len(c) {
 			return nil, fmt.Errorf("list index %q out of range (length %d)", tok, len(c))
-		}
-		if i == len(c) {
-			child, err := set(nil, p[1:], v)
-			if err != nil {
-				return nil, err
-			}
-			return append(c, child), nil
 		}
 		child, err := set(c[i], p[1:], v)
 		if err != nil {

@@ -34,18 +34,44 @@ func TestSetGetDelete(t *testing.T) {
 	if err := Set(doc, Pointer{"spec", "args", "1"}, "B"); err != nil {
 		t.Fatal(err)
 	}
-	if err := Set(doc, Pointer{"spec", "args", "2"}, "c"); err != nil {
-		t.Fatal(err)
-	}
-	if err := Set(doc, Pointer{"spec", "args", "9"}, "z"); err == nil {
-		t.Fatal("index past the end must fail")
+	for _, i := range []string{"2", "9"} {
+		if err := Set(doc, Pointer{"spec", "args", i}, "z"); err == nil {
+			t.Fatalf("index %s: Set never appends a list element", i)
+		}
 	}
 	Delete(doc, Pointer{"spec", "args", "0"})
-	if v, _ := Get(doc, Pointer{"spec", "args"}); !reflect.DeepEqual(v, []any{"B", "c"}) {
+	if v, _ := Get(doc, Pointer{"spec", "args"}); !reflect.DeepEqual(v, []any{"B"}) {
 		t.Fatalf("after delete: %v", v)
 	}
 	Delete(doc, Pointer{"spec", "missing", "deep"})
 	if _, ok := Get(doc, Pointer{"spec", "args", "x"}); ok {
 		t.Fatal("non-numeric index must not resolve")
+	}
+}
+
+func TestResolveByKey(t *testing.T) {
+	doc := map[string]any{"spec": map[string]any{"gates": []any{
+		map[string]any{"name": "a", "state": "on"},
+		map[string]any{"name": "b", "state": "off", "n": int64(2)},
+	}}}
+	cases := map[string]string{
+		"/spec/gates/name=b/state":     "/spec/gates/1/state",
+		"/spec/gates/name=b&n=2":       "/spec/gates/1",
+		"/spec/gates/0":                "/spec/gates/0",
+		"/spec/gates/name=c":           "",
+		"/spec/gates/name=b&n=3":       "",
+		"/spec/gates/5":                "",
+		"/spec/missing/name=a":         "",
+		"/spec/gates/name=a/state/sub": "",
+	}
+	for in, want := range cases {
+		p, err := Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := Resolve(doc, p)
+		if (want == "") == ok || (ok && got.String() != want) {
+			t.Errorf("%s: got %q %v, want %q", in, got, ok, want)
+		}
 	}
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/jsonpointer"
 )
 
-// Applied reports whether manager has an Apply entry on obj: proof the
-// autopilot wrote it, which a copied label alone is not.
+// Applied reports whether manager has an Apply entry on obj, in any
+// apiVersion: proof the autopilot wrote it, which a copied label alone is not.
 func Applied(obj metav1.Object, manager string) bool {
 	for _, e := range obj.GetManagedFields() {
 		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply {
@@ -27,12 +27,22 @@ func Applied(obj metav1.Object, manager string) bool {
 	return false
 }
 
+// sameVersion reports whether entry e describes fields in live's
+// apiVersion. An entry records paths in the version its manager wrote
+// (the HCO serves v1beta1 and v1, shaped differently); paths of another
+// version cannot be read as this one's. Callers treat such entries as
+// saying nothing, which is the safe reading for them: a masked field is
+// then adopted (kept), and no field counts as dropped.
+func sameVersion(e metav1.ManagedFieldsEntry, live *unstructured.Unstructured) bool {
+	return e.APIVersion == "" || e.APIVersion == live.GetAPIVersion()
+}
+
 // Owners returns the managers other than self owning the field at p (or
-// part of it) in live, sorted.
+// part of it) in live, sorted, from the entries of live's apiVersion.
 func Owners(live *unstructured.Unstructured, p jsonpointer.Pointer, self string) []string {
 	seen := map[string]bool{}
 	for _, e := range live.GetManagedFields() {
-		if e.Manager == self && e.Operation == metav1.ManagedFieldsOperationApply {
+		if (e.Manager == self && e.Operation == metav1.ManagedFieldsOperationApply) || !sameVersion(e, live) {
 			continue
 		}
 		set := decode(e.FieldsV1)
@@ -132,7 +142,7 @@ func listKey(node map[string]any, elem any) string {
 func Dropped(live *unstructured.Unstructured, desired map[string]any, manager string) []string {
 	var out []string
 	for _, e := range live.GetManagedFields() {
-		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply {
+		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || !sameVersion(e, live) {
 			continue
 		}
 		if set := decode(e.FieldsV1); set != nil {

@@ -57,3 +57,21 @@ func TestDroppedKeyedList(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 }
+
+func TestEntriesOfAnotherVersionSayNothing(t *testing.T) {
+	live := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "hco.kubevirt.io/v1", "spec": map[string]any{"a": "x", "old": "y"}}}
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{
+		{Manager: "me", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "hco.kubevirt.io/v1beta1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:old":{}}}`)},
+		{Manager: "other", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "hco.kubevirt.io/v1beta1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:a":{}}}`)},
+		{Manager: "third", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "hco.kubevirt.io/v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:a":{}}}`)},
+	})
+	if got := Owners(live, jsonpointer.Pointer{"spec", "a"}, "me"); len(got) != 1 || got[0] != "third" {
+		t.Fatalf("only entries of the live apiVersion are read: %v", got)
+	}
+	if got := Dropped(live, map[string]any{"spec": map[string]any{"a": "x"}}, "me"); len(got) != 0 {
+		t.Fatalf("our v1beta1 entry's paths are not v1 paths: %v", got)
+	}
+	if !Applied(live, "me") {
+		t.Fatal("an Apply entry in any version proves provenance")
+	}
+}

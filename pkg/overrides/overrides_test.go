@@ -1,11 +1,14 @@
 package overrides
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
 
 func obj(spec map[string]any) *unstructured.Unstructured {
@@ -26,6 +29,10 @@ func TestParsePatch(t *testing.T) {
 		`[{"op":"frobnicate","path":"/spec/a"}]`:                 "unsupported operation",
 		`[{"op":"add","path":"","value":{}}]`:                    "whole object",
 		`[{"op":"add","value":1}]`:                               "missing path",
+		`[{"op":"replace","path":"/metadata","value":{}}]`:       "protected",
+		`[{"op":"add","path":"/metadata/finalizers/-","value":"x"}]`: "protected",
+		`[{"op":"remove","path":"/metadata/ownerReferences"}]`:     "protected",
+		`[{"op":"add","path":"/metadata/labels/x","value":"y"}]`:   "",
 	}
 	for in, want := range cases {
 		_, err := ParsePatch(in)
@@ -79,8 +86,8 @@ func TestMask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Mask(desired, live, ptrs, "autopilot"); err != nil {
-		t.Fatal(err)
+	if u := Mask(desired, live, ptrs, "autopilot", structure.Structure{}); len(u) != 0 {
+		t.Fatalf("unresolved: %v", u)
 	}
 	spec := desired.Object["spec"].(map[string]any)
 	if spec["mine"] != int64(7) {
@@ -104,4 +111,51 @@ func TestMask(t *testing.T) {
 	if _, err := ParseIgnoreFields("spec/x"); err == nil {
 		t.Error("pointers must start with /")
 	}
+}
+
+// Issue: ignore-fields on a map, after someone edits one child, must keep
+// the autopilot's other children as they are live, not drop them.
+func TestMaskMapLeafByLeaf(t *testing.T) {
+	live := obj(map[string]any{"lm": map[string]any{"a": int64(2), "b": int64(5), "c": int64(1)}})
+	managed(live, "autopilot", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:lm":{"f:a":{},"f:c":{}}}}`)
+	managed(live, "kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:lm":{"f:b":{}}}}`)
+	desired := obj(map[string]any{"lm": map[string]any{"a": int64(9), "b": int64(9), "d": int64(9)}})
+	ptrs, _ := ParseIgnoreFields("/spec/lm")
+	Mask(desired, live, ptrs, "autopilot", structure.Structure{})
+	want := map[string]any{"a": int64(2), "c": int64(1)}
+	if got := desired.Object["spec"].(map[string]any)["lm"]; !equalJSON(got, want) {
+		t.Fatalf("got %v, want %v: children only the autopilot owns keep their live values, the edited child is released, absent ones dropped", got, want)
+	}
+}
+
+func TestMaskKeyedListAndUnresolved(t *testing.T) {
+	gates := func(state string) []any {
+		return []any{map[string]any{"name": "A", "state": "on"}, map[string]any{"name": "B", "state": state}}
+	}
+	live := obj(map[string]any{"gates": gates("user")})
+	managed(live, "autopilot", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:gates":{}}}`)
+	// desired lists the elements in another order: the key finds them.
+	desired := obj(map[string]any{"gates": []any{map[string]any{"name": "B", "state": "golden"}, map[string]any{"name": "A", "state": "on"}}})
+	ptrs, _ := ParseIgnoreFields("/spec/gates/name=B/state,/spec/gates/name=Z/state,/spec/nothing")
+	u := Mask(desired, live, ptrs, "autopilot", structure.Structure{})
+	if g := desired.Object["spec"].(map[string]any)["gates"].([]any); len(g) != 2 || g[0].(map[string]any)["state"] != "user" {
+		t.Fatalf("keyed pointer must address element B wherever it is: %v", g)
+	}
+	if len(u) != 2 || u[0] != "/spec/gates/name=Z/state" || u[1] != "/spec/nothing" {
+		t.Fatalf("pointers that resolve nowhere are reported: %v", u)
+	}
+	// A positional pointer past desired's end in a keyed list never appends
+	// a keyless element.
+	desired = obj(map[string]any{"gates": []any{map[string]any{"name": "A", "state": "on"}}})
+	ptrs, _ = ParseIgnoreFields("/spec/gates/1/state")
+	Mask(desired, live, ptrs, "autopilot", structure.Structure{Known: true, GranularLists: map[string]bool{"/spec/gates": true}})
+	if g := desired.Object["spec"].(map[string]any)["gates"].([]any); len(g) != 1 {
+		t.Fatalf("no element may be added: %v", g)
+	}
+}
+
+func equalJSON(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
 }

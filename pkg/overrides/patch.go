@@ -13,14 +13,18 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/jsonpointer"
 )
 
-// protected are the paths a user patch may not touch: identity, status and
-// server-owned metadata. Changing them would apply a different object or
-// fight the API server.
+// protected are the paths a user patch or mask may not touch, or contain
+// (checked by prefix in both directions, so "/metadata" as a whole is
+// refused too): identity, status, and metadata the server or other
+// controllers own. Changing them would apply a different object, fight the
+// API server, or block or cascade a deletion.
 var protected = []jsonpointer.Pointer{
 	{"apiVersion"}, {"kind"}, {"status"},
-	{"metadata", "name"}, {"metadata", "namespace"}, {"metadata", "uid"},
+	{"metadata", "name"}, {"metadata", "generateName"}, {"metadata", "namespace"}, {"metadata", "uid"},
 	{"metadata", "resourceVersion"}, {"metadata", "managedFields"},
 	{"metadata", "generation"}, {"metadata", "creationTimestamp"},
+	{"metadata", "deletionTimestamp"}, {"metadata", "deletionGracePeriodSeconds"},
+	{"metadata", "finalizers"}, {"metadata", "ownerReferences"}, {"metadata", "selfLink"},
 }
 
 // ErrProtected marks a patch or pointer that touches a protected path.
@@ -56,10 +60,8 @@ func ParsePatch(value string) (jsonpatch.Patch, error) {
 			if err != nil {
 				return nil, fmt.Errorf("operation %d: %w", i, err)
 			}
-			for _, q := range protected {
-				if p.HasPrefix(q) {
-					return nil, fmt.Errorf("operation %d: %s %s is protected (identity, status and server metadata cannot be patched): %w", i, field, s, ErrProtected)
-				}
+			if err := checkProtected(p, fmt.Sprintf("operation %d: %s %s", i, field, s)); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -50,14 +50,8 @@ func Diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 				return nil, fmt.Errorf("asset %s: %w", d.Asset.Name, err)
 			}
 			out = append(out, od)
-		case engine.RemovalCandidate(d, rc) != nil:
-			live, err := get(ctx, c, d.Rendered)
-			if err != nil {
-				return nil, err
-			}
-			if !engine.CreatedFor(d, live) {
-				continue
-			}
+		case engine.RemovalCandidate(d, rc) != nil && d.Live != nil:
+			live := d.Live
 			if ok, why := guard.MayDelete(live); ok {
 				out = append(out, deletion(d.Asset.Name, live, "asset turned off: "+d.Reason))
 			} else {

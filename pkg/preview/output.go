@@ -22,6 +22,8 @@ func Status(o engine.Outcome) string {
 		return "EXCLUDED"
 	case engine.Unmanaged:
 		return "UNMANAGED"
+	case engine.Retained:
+		return "RETAINED"
 	case engine.MissingDependency:
 		return "MISSING-DEPENDENCY"
 	case engine.Invalid:

@@ -12,6 +12,7 @@ package structure
 import (
 	"encoding/json"
 	"sort"
+	"strconv"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
@@ -49,6 +50,54 @@ func (s Structure) AtomicList(p jsonpointer.Pointer) bool {
 	return s.Known && !s.GranularLists[p.String()]
 }
 
+// Key is the schema path of map key k below the schema path sp: the key
+// itself where the schema names it, else Item (a map of additional
+// properties).
+func (s Structure) Key(sp jsonpointer.Pointer, k string) jsonpointer.Pointer {
+	named := Child(sp, k)
+	if !s.Known || s.AtomicMaps[named.String()] || s.GranularLists[named.String()] {
+		return named
+	}
+	if item := Child(sp, Item); s.AtomicMaps[item.String()] || s.GranularLists[item.String()] {
+		return item
+	}
+	return named
+}
+
+// InsideAtomic reports whether the concrete pointer p into doc passes
+// through an atomic map or list (one owner for the whole value). With an
+// unknown structure every list counts as atomic: the safe assumption.
+func (s Structure) InsideAtomic(doc any, p jsonpointer.Pointer) bool {
+	var sp jsonpointer.Pointer
+	cur := doc
+	for _, tok := range p {
+		switch c := cur.(type) {
+		case map[string]any:
+			if s.AtomicMap(sp) {
+				return true
+			}
+			sp, cur = s.Key(sp, tok), c[tok]
+		case []any:
+			if !s.Known || s.AtomicList(sp) {
+				return true
+			}
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return false
+			}
+			sp, cur = Child(sp, Item), c[i]
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// Child appends tok to p without sharing p's backing array.
+func Child(p jsonpointer.Pointer, tok string) jsonpointer.Pointer {
+	return append(append(jsonpointer.Pointer{}, p...), tok)
+}
+
 // FromCRD reads the structure of one version of crd (the storage version
 // when version is "").
 func FromCRD(crd *apiextensionsv1.CustomResourceDefinition, version string) Structure {
@@ -70,7 +119,7 @@ func walk(p *apiextensionsv1.JSONSchemaProps, at jsonpointer.Pointer, s *Structu
 	if len(at) == 1 && at[0] == "metadata" {
 		return // object metadata merges as ObjectMeta, not per the CRD
 	}
-	child := func(tok string) jsonpointer.Pointer { return append(append(jsonpointer.Pointer{}, at...), tok) }
+	child := func(tok string) jsonpointer.Pointer { return Child(at, tok) }
 	switch p.Type {
 	case "array":
 		if p.XListType != nil && (*p.XListType == "map" || *p.XListType == "set") {
