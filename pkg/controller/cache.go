@@ -132,14 +132,19 @@ func trimCRD(keepSchema map[string]bool) func(any) (any, error) {
 		if !ok {
 			return in, nil
 		}
+		// Keep how each version merges (a few paths), for exact drift
+		// verdicts; the schema itself goes. An informer may hand an object
+		// it already transformed back to the transform: keep its summary.
+		kept := crd.Annotations[structure.Annotation]
+		if v := structure.EncodeCRD(crd); v != "" {
+			kept = v
+		}
 		crd.ManagedFields = nil
 		crd.Annotations = nil
-		crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
-		// Keep how each version merges (a few paths), for exact drift
-		// verdicts; the schema itself goes.
-		if v := structure.EncodeCRD(crd); v != "" {
-			crd.Annotations = map[string]string{structure.Annotation: v}
+		if kept != "" {
+			crd.Annotations = map[string]string{structure.Annotation: kept}
 		}
+		crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
 		if !keepSchema[crd.Name] {
 			for i := range crd.Spec.Versions {
 				crd.Spec.Versions[i].Schema = nil

@@ -318,7 +318,9 @@ var _ = Describe("Autopilot", Ordered, func() {
 		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Unchanged))
 	})
 
+	safetySpecs(ctx)
 	operabilitySpecs(ctx)
+	hcoLifecycleSpecs(ctx)
 	lateHCOSpecs(ctx)
 })
 

@@ -1,0 +1,210 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
+)
+
+const (
+	pciSwitch = "platform.kubevirt.io/enable-pci-passthrough"
+	pciMC     = "50-worker-kubevirt-iommu"
+	pciLabel  = "feature.node.kubernetes.io/pci-10de.present"
+)
+
+var kcGVK = mcGVK.GroupVersion().WithKind("KubeletConfig")
+
+// safetySpecs run inside the ordered suite: what the autopilot must never
+// destroy, and how it tells a person's edit from a fight.
+func safetySpecs(ctx context.Context) {
+	It("never lets a tombstone delete a root-excluded object", func() {
+		const old = "50-swap-enable"
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.DisabledResources, "MachineConfig/"+old)
+		})
+		ours := newObj(mcGVK, "", old)
+		ours.SetLabels(map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue})
+		Expect(unstructured.SetNestedStringSlice(ours.Object, []string{"nosmt"}, "spec", "kernelArguments")).To(Succeed())
+		Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(ours), client.FieldOwner(annotations.FieldManager))).To(Succeed())
+		poke()
+		Eventually(func() int { return len(events("TombstoneSkipped", old, "disabled-resources")) }).Should(BeNumerically(">", 0))
+		Expect(get(mcGVK, "", old)).NotTo(BeNil(), "provably ours, but root-excluded: kept")
+
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.DisabledResources, "")
+		})
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", old) }).Should(BeNil())
+	})
+
+	It("keeps an opted-in MachineConfig while its hardware fact flickers, and removes it only when the switch is turned off", func() {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-worker", Labels: map[string]string{
+			"node-role.kubernetes.io/worker": "", pciLabel: "true",
+		}}}
+		Expect(k8s.Create(ctx, node)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, node))).To(Succeed()) })
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, pciSwitch, "true") })
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", pciMC) }).ShouldNot(BeNil())
+		rv := get(mcGVK, "", pciMC).GetResourceVersion()
+
+		// The NFD label goes away (an NFD upgrade, a drained node): a
+		// derived fact, not the admin's intent.
+		setNodeLabel(ctx, node.Name, pciLabel, "")
+		Eventually(outcomeOf("pci-passthrough")).Should(Equal(engine.Retained))
+		Eventually(func() int { return len(events("Retained", pciMC)) }).Should(BeNumerically(">", 0))
+		Expect(testutil.ToFloat64(metrics.AssetOutcome.WithLabelValues("pci-passthrough", string(engine.Retained)))).To(Equal(1.0))
+		Expect(get(mcGVK, "", pciMC).GetResourceVersion()).To(Equal(rv), "kept and not written: no reboot")
+
+		// Back again: unchanged, still no write.
+		setNodeLabel(ctx, node.Name, pciLabel, "true")
+		Eventually(outcomeOf("pci-passthrough")).Should(Equal(engine.Unchanged))
+		Expect(get(mcGVK, "", pciMC).GetResourceVersion()).To(Equal(rv))
+
+		// The admin turns it off: that is intent, so it goes.
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, pciSwitch, "") })
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", pciMC) }).Should(BeNil())
+		Eventually(outcomeOf("pci-passthrough")).Should(Equal(engine.Inactive))
+	})
+
+	It("keeps the autopilot's other children of a masked map when someone edits one", func() {
+		lm := []string{"spec", "virtualization", "liveMigrationConfig"}
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.IgnoreFields, "/spec/virtualization/liveMigrationConfig")
+		})
+		rv := update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedField(u.Object, int64(7), append(lm, "parallelMigrationsPerCluster")...)).To(Succeed())
+		})
+		outcomeAt("hco-golden-config", rv)
+		poke()
+		Eventually(outcomeOf("hco-golden-config")).Should(Equal(engine.Unchanged))
+		h := hco()
+		Expect(nestedInt(h, append(lm, "parallelMigrationsPerCluster")...)).To(Equal(int64(7)), "the edited child stays")
+		Expect(nestedInt(h, append(lm, "parallelOutboundMigrationsPerNode")...)).To(Equal(int64(2)), "the autopilot's other child keeps its live value")
+
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.IgnoreFields, "")
+			setAnnotation(u, annotations.Patch, "")
+		})
+		Eventually(func() int64 { return nestedInt(hco(), append(lm, "parallelMigrationsPerCluster")...) }).Should(Equal(int64(5)))
+	})
+
+	It("reverts a key another manager adds to an atomic map", func() {
+		requireVendorCRDs()
+		const kc = "kubevirt-worker-performance"
+		Eventually(func() *unstructured.Unstructured { return get(kcGVK, "", kc) }).ShouldNot(BeNil())
+		update(kcGVK, "", kc, "other-operator", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedField(u.Object, "x", "spec", "machineConfigPoolSelector", "matchLabels", "extra")).To(Succeed())
+		})
+		Eventually(func() map[string]any {
+			m, _, _ := unstructured.NestedMap(get(kcGVK, "", kc).Object, "spec", "machineConfigPoolSelector", "matchLabels")
+			return m
+		}).ShouldNot(HaveKey("extra"), func() string {
+			st := status("kubelet-performance")
+			return fmt.Sprintf("%+v (live resourceVersion %s)", st, get(kcGVK, "", kc).GetResourceVersion())
+		})
+	})
+
+	It("does not count a create as a correction, makes every correction of a person, and sends nothing while throttled", func() {
+		Expect(k8s.Delete(ctx, get(mcGVK, "", swapMC))).To(Succeed())
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", swapMC) }).ShouldNot(BeNil())
+		for i := 0; i < testThrottle.Burst; i++ {
+			update(mcGVK, "", swapMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+				Expect(unstructured.SetNestedField(u.Object, "3.3.0", "spec", "config", "ignition", "version")).To(Succeed())
+			})
+			Eventually(func() string {
+				v, _, _ := unstructured.NestedString(get(mcGVK, "", swapMC).Object, "spec", "config", "ignition", "version")
+				return v
+			}).WithTimeout(2*time.Second).ShouldNot(Equal("3.3.0"), "correction %d of %d is made at once", i+1, testThrottle.Burst)
+		}
+
+		// The budget is spent: the next edit is a fight.
+		rv := update(mcGVK, "", swapMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedField(u.Object, "3.3.0", "spec", "config", "ignition", "version")).To(Succeed())
+		})
+		Expect(outcomeAt("swap-enable", rv).Outcome).To(Equal(engine.Throttled))
+		mark := requests.mark()
+		hrv := poke()
+		Expect(outcomeAt("hco-golden-config", hrv).Outcome).To(Equal(engine.Unchanged))
+		s := status("swap-enable")
+		if s.Outcome == engine.Throttled {
+			Expect(requests.since(mark)).To(BeEmpty(), "while throttled nothing is sent, not even a dry-run")
+		}
+		Expect(events("Thrashing", swapMC)).To(HaveLen(1), "one Thrashing event per episode")
+		// The fight stopped: it ends by itself when the budget refills.
+		Eventually(outcomeOf("swap-enable")).WithTimeout(2 * testThrottle.Refill * time.Duration(testThrottle.Burst)).Should(Equal(engine.Unchanged))
+	})
+}
+
+// hcoLifecycleSpecs run late: they delete the HCO (held by a finalizer).
+func hcoLifecycleSpecs(ctx context.Context) {
+	It("writes and deletes nothing while the HCO is being deleted", func() {
+		const fin = "test.kubevirt.io/hold"
+		update(hcoGVK, hcoNamespace, hcoName, "hco-operator", func(u *unstructured.Unstructured) {
+			u.SetFinalizers(append(u.GetFinalizers(), fin))
+		})
+		Expect(k8s.Delete(ctx, hco())).To(Succeed())
+		Eventually(func() controller.IdleReason {
+			if i := rec.Health().Idle; i != nil {
+				return i.Reason
+			}
+			return ""
+		}).Should(Equal(controller.IdleHCOTerminating))
+		Expect(testutil.ToFloat64(metrics.Idle.WithLabelValues(string(controller.IdleHCOTerminating)))).To(Equal(1.0))
+
+		// The operand's owner removes it during uninstall: not re-created.
+		Expect(k8s.Delete(ctx, get(mcGVK, "", psiMC))).To(Succeed())
+		since := time.Now()
+		poke()
+		Eventually(func() bool { return rec.Health().LastReconcile.After(since) }).Should(BeTrue())
+		Expect(get(mcGVK, "", psiMC)).To(BeNil(), "no write during uninstall")
+
+		update(hcoGVK, hcoNamespace, hcoName, "hco-operator", func(u *unstructured.Unstructured) { u.SetFinalizers(nil) })
+		Eventually(hco).Should(BeNil())
+		Eventually(func() controller.IdleReason {
+			if i := rec.Health().Idle; i != nil {
+				return i.Reason
+			}
+			return ""
+		}).Should(Equal(controller.IdleHCOAbsent))
+	})
+}
+
+func setNodeLabel(ctx context.Context, name, key, value string) {
+	Eventually(func() error {
+		n := &corev1.Node{}
+		if err := k8s.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+			return err
+		}
+		if value == "" {
+			delete(n.Labels, key)
+		} else {
+			n.Labels[key] = value
+		}
+		return k8s.Update(ctx, n)
+	}).Should(Succeed())
+}
+
+// requireVendorCRDs fails under CI (CI=true) and skips, saying why, on a
+// developer machine when the vendors' CRDs are not available.
+func requireVendorCRDs() {
+	if vendorDir() != "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		Fail("VENDOR_CRDS is unset under CI: set it to the vendors' CRDs (../shared/crds)")
+	}
+	Skip("needs the vendors' CRDs: set VENDOR_CRDS (CI: ../shared/crds)")
+}
