@@ -5,7 +5,7 @@ ENVTEST_BIN = $(BIN)/envtest
 GO         ?= go
 GOLANGCI_LINT_VERSION ?= v2.15.0
 
-.PHONY: all build test unit integration envtest lint verify generate bench fmt vet clean
+.PHONY: all build test unit integration envtest lint verify generate bench fuzz fmt vet clean
 
 all: build
 
@@ -24,6 +24,15 @@ test: envtest
 ## unit: unit tests only (no API server)
 unit:
 	$(GO) test $$($(GO) list ./... | grep -v /test/) -count=1
+
+## fuzz: run each fuzz target briefly (FUZZTIME, default 5s); a crash is saved under testdata/fuzz and becomes a regression test
+FUZZTIME ?= 5s
+FUZZ_TARGETS = FuzzPatch:./pkg/overrides FuzzIgnoreFields:./pkg/overrides FuzzParse:./pkg/exclusion FuzzFieldsV1:./pkg/managedfields FuzzOptInAnnotations:./pkg/engine
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t%%:*} ($(FUZZTIME))"; \
+		$(GO) test $${t#*:} -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME); \
+	done
 
 ## bench: benchmarks
 bench:

@@ -23,16 +23,16 @@ func TestParsePatch(t *testing.T) {
 	cases := map[string]string{
 		`[{"op":"replace","path":"/spec/a","value":1}]`: "",
 		`{"op":"replace"}`: "not an RFC 6902",
-		`[{"op":"replace","path":"/metadata/name","value":"x"}]`: "protected",
-		`[{"op":"remove","path":"/status"}]`:                     "protected",
-		`[{"op":"move","from":"/kind","path":"/spec/k"}]`:        "protected",
-		`[{"op":"frobnicate","path":"/spec/a"}]`:                 "unsupported operation",
-		`[{"op":"add","path":"","value":{}}]`:                    "whole object",
-		`[{"op":"add","value":1}]`:                               "missing path",
-		`[{"op":"replace","path":"/metadata","value":{}}]`:       "protected",
+		`[{"op":"replace","path":"/metadata/name","value":"x"}]`:     "protected",
+		`[{"op":"remove","path":"/status"}]`:                         "protected",
+		`[{"op":"move","from":"/kind","path":"/spec/k"}]`:            "protected",
+		`[{"op":"frobnicate","path":"/spec/a"}]`:                     "unsupported operation",
+		`[{"op":"add","path":"","value":{}}]`:                        "whole object",
+		`[{"op":"add","value":1}]`:                                   "missing path",
+		`[{"op":"replace","path":"/metadata","value":{}}]`:           "protected",
 		`[{"op":"add","path":"/metadata/finalizers/-","value":"x"}]`: "protected",
-		`[{"op":"remove","path":"/metadata/ownerReferences"}]`:     "protected",
-		`[{"op":"add","path":"/metadata/labels/x","value":"y"}]`:   "",
+		`[{"op":"remove","path":"/metadata/ownerReferences"}]`:       "protected",
+		`[{"op":"add","path":"/metadata/labels/x","value":"y"}]`:     "",
 	}
 	for in, want := range cases {
 		_, err := ParsePatch(in)

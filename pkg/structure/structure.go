@@ -32,7 +32,7 @@ type Structure struct {
 	Known bool
 	// AtomicMaps and GranularLists hold schema paths (RFC 6901, Item for
 	// list elements and map values).
-	AtomicMaps    map[string]bool
+	AtomicMaps map[string]bool
 	// Below a field that preserves unknown fields and declares nothing,
 	// the server deduces: maps granular, lists atomic, which these
 	// defaults already say.

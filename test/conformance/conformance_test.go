@@ -130,6 +130,9 @@ func readCRD(t *testing.T, path string) *apiextensionsv1.CustomResourceDefinitio
 func TestVendorSchemaConformance(t *testing.T) {
 	vendor := os.Getenv("VENDOR_CRDS")
 	if vendor == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("VENDOR_CRDS is unset under CI: .ci/run sets it to ../shared/crds")
+		}
 		t.Skip("VENDOR_CRDS is unset: set it to a folder of the vendors' real CRDs (CI: ../shared/crds) to prove every asset against them")
 	}
 	hco, err := testenv.ReadVendorHCO(vendor)
@@ -230,7 +233,7 @@ func pass(t *testing.T, ctx context.Context, c client.Client, cat *catalog.Catal
 			d := ev.Evaluate(ctx, a, rc, live)
 			switch d.Outcome {
 			case engine.Included:
-			case engine.Inactive, engine.Excluded:
+			case engine.Inactive, engine.Excluded, engine.Retained:
 				continue
 			default:
 				t.Fatalf("round %d: asset %s: %s: %s", round, a.Name, d.Outcome, d.Reason)

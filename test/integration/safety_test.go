@@ -142,7 +142,13 @@ func safetySpecs(ctx context.Context) {
 		if s.Outcome == engine.Throttled {
 			Expect(requests.since(mark)).To(BeEmpty(), "while throttled nothing is sent, not even a dry-run")
 		}
-		Expect(events("Thrashing", swapMC)).To(HaveLen(1), "one Thrashing event per episode")
+		onObject := 0
+		for _, e := range events("Thrashing", swapMC) {
+			if e.Regarding.Name == swapMC {
+				onObject++
+			}
+		}
+		Expect(onObject).To(Equal(1), "one Thrashing event per episode")
 		// The fight stopped: it ends by itself when the budget refills.
 		Eventually(outcomeOf("swap-enable")).WithTimeout(2 * testThrottle.Refill * time.Duration(testThrottle.Burst)).Should(Equal(engine.Unchanged))
 	})
@@ -203,7 +209,7 @@ func requireVendorCRDs() {
 	if vendorDir() != "" {
 		return
 	}
-	if os.Getenv("CI") == "true" {
+	if os.Getenv("CI") != "" {
 		Fail("VENDOR_CRDS is unset under CI: set it to the vendors' CRDs (../shared/crds)")
 	}
 	Skip("needs the vendors' CRDs: set VENDOR_CRDS (CI: ../shared/crds)")

@@ -1,0 +1,159 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
+)
+
+// ours is an object the autopilot provably applied.
+func ours() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	u.SetNamespace("ns")
+	u.SetName("obj")
+	u.SetLabels(map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue})
+	u.SetAnnotations(map[string]string{annotations.Asset: "a"})
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: annotations.FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1",
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:platform.kubevirt.io/managed-by":{}}}}`)}})
+	return u
+}
+
+// Each protection refuses the deletion, on each path that deletes: the
+// Guard itself (opt-in removal) and the tombstone reaper.
+func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
+	excluded, _ := exclusion.Parse("ConfigMap/ns/obj")
+	protections := map[string]struct {
+		mutate func(*unstructured.Unstructured)
+		guard  engine.Guard
+	}{
+		"no label":     {mutate: func(u *unstructured.Unstructured) { u.SetLabels(nil) }},
+		"copied label": {mutate: func(u *unstructured.Unstructured) { u.SetManagedFields(nil) }},
+		"update only": {mutate: func(u *unstructured.Unstructured) {
+			mf := u.GetManagedFields()
+			mf[0].Operation = metav1.ManagedFieldsOperationUpdate
+			u.SetManagedFields(mf)
+		}},
+		"unmanaged": {mutate: func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{annotations.Mode: annotations.ModeUnmanaged})
+		}},
+		"root-excluded":   {guard: engine.Guard{Exclusions: excluded}},
+		"HCO terminating": {guard: engine.Guard{HCOTerminating: true}},
+	}
+	for name, p := range protections {
+		for _, path := range []string{"guard", "tombstone"} {
+			live := ours()
+			if p.mutate != nil {
+				p.mutate(live)
+			}
+			c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(live.DeepCopy()).Build()
+			stored := getObj(t, c, live)
+			stored.SetManagedFields(live.GetManagedFields()) // as the API server would keep them
+			switch path {
+			case "guard":
+				deleted, why, err := p.guard.SafeDelete(context.Background(), c, stored)
+				if err != nil || deleted || why == "" {
+					t.Errorf("%s/%s: deleted=%v why=%q err=%v", name, path, deleted, why, err)
+				}
+			case "tombstone":
+				r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
+				res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, p.guard)
+				if res[0].Status != tombstone.Skipped || res[0].Deleted {
+					t.Errorf("%s/%s: %+v", name, path, res[0])
+				}
+			}
+			if getObj(t, c, live) == nil {
+				t.Errorf("%s/%s: the object is gone", name, path)
+			}
+		}
+	}
+
+	// And with no protection in the way, both paths delete.
+	for _, path := range []string{"guard", "tombstone"} {
+		c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(ours()).Build()
+		stored := getObj(t, c, ours())
+		stored.SetManagedFields(ours().GetManagedFields())
+		if path == "guard" {
+			if deleted, why, err := (engine.Guard{}).SafeDelete(context.Background(), c, stored); !deleted || err != nil {
+				t.Fatalf("guard: %v %q %v", deleted, why, err)
+			}
+		} else {
+			r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
+			if res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, engine.Guard{}); !res[0].Deleted {
+				t.Fatalf("tombstone: %+v", res[0])
+			}
+		}
+		if getObj(t, c, ours()) != nil {
+			t.Fatalf("%s: not deleted", path)
+		}
+	}
+}
+
+func TestMayDeleteRefusesAnObjectBeingDeleted(t *testing.T) {
+	u := ours()
+	now := metav1.NewTime(time.Now())
+	u.SetDeletionTimestamp(&now)
+	if ok, _ := (engine.Guard{}).MayDelete(u); ok {
+		t.Fatal("an object already being deleted is left alone")
+	}
+}
+
+// A live read that fails is never taken as "absent" or as a reason to
+// delete: the inactive asset fails instead.
+func TestInactiveAssetWithUnreadableLiveFails(t *testing.T) {
+	ev, cat, rc := setup(t, map[string]string{"platform.kubevirt.io/enable-pci-passthrough": "false"})
+	a, _ := cat.Get("pci-passthrough")
+	d := ev.Evaluate(context.Background(), a, rc, failingReader{})
+	if d.Outcome != engine.Failed || engine.RemovalCandidate(&d, rc) != nil {
+		t.Fatalf("got %s %q", d.Outcome, d.Reason)
+	}
+}
+
+type failingReader struct{}
+
+func (failingReader) Live(context.Context, schema.GroupVersionKind, string, string) (*unstructured.Unstructured, error) {
+	return nil, errors.New("cache not synced")
+}
+
+type staticReader struct{ u *unstructured.Unstructured }
+
+func (s staticReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	if key.Name != s.u.GetName() || key.Namespace != s.u.GetNamespace() {
+		return apierrors.NewNotFound(schema.GroupResource{}, key.Name)
+	}
+	s.u.DeepCopyInto(obj.(*unstructured.Unstructured))
+	return nil
+}
+
+func (s staticReader) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return nil
+}
+
+func getObj(t *testing.T, c client.Client, ref *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(ref.GroupVersionKind())
+	err := c.Get(context.Background(), client.ObjectKeyFromObject(ref), u)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}

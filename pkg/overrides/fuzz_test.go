@@ -1,0 +1,78 @@
+package overrides
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/jsonpointer"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
+)
+
+// FuzzPatch: any annotation value either fails with an error or yields an
+// object with the same identity; it never panics or touches identity.
+func FuzzPatch(f *testing.F) {
+	for _, s := range []string{
+		`[{"op":"replace","path":"/spec/a","value":1}]`,
+		`[{"op":"add","path":"/spec/list/-","value":"z"}]`,
+		`[{"op":"replace","path":"/metadata","value":{}}]`,
+		`[{"op":"move","from":"/spec/a","path":"/metadata/name"}]`,
+		`[{"op":"copy","from":"/spec","path":"/spec/x"}]`,
+		`[{"op":"test","path":"/spec/a","value":1}]`,
+		`{}`, `[`, `[{"op":"remove","path":"/spec/list/-1"}]`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		p, err := ParsePatch(v)
+		if err != nil {
+			return
+		}
+		base := obj(map[string]any{"a": int64(1), "list": []any{"y"}})
+		out, err := ApplyPatch(base, p)
+		if err != nil {
+			return
+		}
+		if out.GetName() != "n" || out.GetNamespace() != "ns" || out.GetKind() != "ConfigMap" || out.GetAPIVersion() != "v1" {
+			t.Fatalf("identity changed by %s", v)
+		}
+	})
+}
+
+// FuzzIgnoreFields: any annotation value is refused or masks without
+// panicking, never adds a list element, and never makes desired invalid.
+func FuzzIgnoreFields(f *testing.F) {
+	for _, s := range []string{
+		"/spec/a", "/spec/m", "/spec/list/0", "/spec/list/5", "/spec/keyed/name=x/v",
+		"/spec/keyed/name=x&k=1", "/metadata", "/spec/m/x,/spec/a", "~", "/spec/~2", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		ptrs, err := ParseIgnoreFields(v)
+		if err != nil {
+			return
+		}
+		spec := func() map[string]any {
+			return map[string]any{"a": int64(1), "m": map[string]any{"x": "1", "y": "2"}, "list": []any{"y"},
+				"keyed": []any{map[string]any{"name": "x", "v": "1"}}}
+		}
+		desired, live := obj(spec()), obj(spec())
+		live.Object["spec"].(map[string]any)["list"] = []any{"y", "z"}
+		for _, st := range []structure.Structure{{}, {Known: true, GranularLists: map[string]bool{"/spec/keyed": true}}} {
+			d := desired.DeepCopy()
+			Mask(d, live, ptrs, "me", st)
+			if l, _, _ := unstructured.NestedSlice(d.Object, "spec", "keyed"); len(l) > 1 {
+				t.Fatalf("%q added an element to a keyed list: %v", v, l)
+			}
+			if _, err := d.MarshalJSON(); err != nil {
+				t.Fatalf("%q made desired unencodable: %v", v, err)
+			}
+			for _, p := range ptrs {
+				if p.HasPrefix(jsonpointer.Pointer{"metadata", "name"}) {
+					t.Fatalf("%q reached identity", v)
+				}
+			}
+		}
+	})
+}
