@@ -159,7 +159,9 @@ func operabilitySpecs(ctx context.Context) {
 func lateHCOSpecs(ctx context.Context) {
 	It("idles without an HCO and configures one created after it started", func() {
 		stopManager()
-		Expect(k8s.Delete(ctx, hco())).To(Succeed())
+		if h := hco(); h != nil {
+			Expect(k8s.Delete(ctx, h)).To(Succeed())
+		}
 		Eventually(hco).Should(BeNil())
 		startManager()
 		Eventually(func() bool { return !rec.Health().LastReconcile.IsZero() }).Should(BeTrue(), "a reconcile ran and found no HCO")

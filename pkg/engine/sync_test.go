@@ -1,0 +1,147 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+)
+
+// server stands in for the API server's apply: it records each call and
+// answers with what the test says the object becomes.
+type server struct {
+	calls  []string // "apply" or "dry-run"
+	answer func(dryRun bool, sent *unstructured.Unstructured) (*unstructured.Unstructured, error)
+}
+
+func (s *server) client() client.Client {
+	return fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		Apply: func(_ context.Context, _ client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			o := &client.ApplyOptions{}
+			o.ApplyOptions(opts)
+			dry := len(o.DryRun) > 0
+			u := obj.(interface{ UnstructuredContent() map[string]any })
+			sent := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(u.UnstructuredContent())}
+			if dry {
+				s.calls = append(s.calls, "dry-run")
+			} else {
+				s.calls = append(s.calls, "apply")
+			}
+			out, err := s.answer(dry, sent)
+			if err != nil {
+				return err
+			}
+			obj.(interface{ SetUnstructuredContent(map[string]any) }).SetUnstructuredContent(out.Object)
+			return nil
+		},
+	}).Build()
+}
+
+func decision(live *unstructured.Unstructured, value string) *engine.Decision {
+	desired := &unstructured.Unstructured{}
+	desired.SetAPIVersion("v1")
+	desired.SetKind("ConfigMap")
+	desired.SetNamespace("ns")
+	desired.SetName("cm")
+	desired.Object["data"] = map[string]any{"k": value}
+	return &engine.Decision{Asset: &catalog.Asset{Name: "a"}, Outcome: engine.Included, Desired: desired, Live: live}
+}
+
+func liveCM(value, rv string, owners ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+	u := decision(nil, value).Desired.DeepCopy()
+	u.SetResourceVersion(rv)
+	u.SetUID("uid-1")
+	u.SetManagedFields(owners)
+	return u
+}
+
+var kubectlOwnsK = metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
+	FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{"f:k":{}}}`)}
+
+func TestSyncCreateTakesNoToken(t *testing.T) {
+	srv := &server{answer: func(_ bool, sent *unstructured.Unstructured) (*unstructured.Unstructured, error) { return sent, nil }}
+	th := throttle.New(throttle.Config{Burst: 1, Refill: time.Hour})
+	s := &engine.Syncer{Client: srv.client(), Throttle: th}
+	if res := s.Sync(context.Background(), decision(nil, "v")); res.Outcome != engine.Applied || res.Reason != "created" {
+		t.Fatalf("%+v", res)
+	}
+	if st := th.State("ConfigMap/ns/cm"); st.Tokens != 1 {
+		t.Fatalf("creating is not a correction: tokens %v", st.Tokens)
+	}
+	if len(srv.calls) != 1 || srv.calls[0] != "apply" {
+		t.Fatalf("calls %v", srv.calls)
+	}
+}
+
+func TestSyncCertainVerdictIsOneRequest(t *testing.T) {
+	srv := &server{answer: func(_ bool, sent *unstructured.Unstructured) (*unstructured.Unstructured, error) { return sent, nil }}
+	s := &engine.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{Burst: 1, Refill: time.Hour})}
+	res := s.Sync(context.Background(), decision(liveCM("edited", "2", kubectlOwnsK), "v"))
+	if res.Outcome != engine.Applied || len(res.Opponents) != 1 || res.Opponents[0] != "kubectl-edit" {
+		t.Fatalf("%+v", res)
+	}
+	if len(srv.calls) != 1 || srv.calls[0] != "apply" {
+		t.Fatalf("another manager changed our field: apply without a dry-run, got %v", srv.calls)
+	}
+
+	// Budget spent: the next fight round sends nothing at all.
+	srv.calls = nil
+	res = s.Sync(context.Background(), decision(liveCM("edited", "3", kubectlOwnsK), "v"))
+	if res.Outcome != engine.Throttled || res.RetryAfter <= 0 || len(srv.calls) != 0 {
+		t.Fatalf("throttled: %+v, calls %v", res, srv.calls)
+	}
+	if again := s.Sync(context.Background(), decision(liveCM("edited", "4", kubectlOwnsK), "v")); again.Reason != res.Reason {
+		t.Fatalf("the reason must not change within an episode (one event): %q vs %q", res.Reason, again.Reason)
+	}
+}
+
+func TestSyncDryRunVerdictIsRemembered(t *testing.T) {
+	live := liveCM("normalized", "7")
+	// The server normalizes the value: applying changes nothing.
+	srv := &server{answer: func(_ bool, _ *unstructured.Unstructured) (*unstructured.Unstructured, error) { return live.DeepCopy(), nil }}
+	s := &engine.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{})}
+	for i := 0; i < 3; i++ {
+		if res := s.Sync(context.Background(), decision(live.DeepCopy(), "v")); res.Outcome != engine.Unchanged {
+			t.Fatalf("pass %d: %+v", i, res)
+		}
+	}
+	if len(srv.calls) != 1 || srv.calls[0] != "dry-run" {
+		t.Fatalf("one dry-run per live resourceVersion and desired state, got %v", srv.calls)
+	}
+	// A new resourceVersion asks again.
+	live.SetResourceVersion("8")
+	s.Sync(context.Background(), decision(live.DeepCopy(), "v"))
+	if len(srv.calls) != 2 {
+		t.Fatalf("calls %v", srv.calls)
+	}
+}
+
+func TestSyncMissingNamespaceAndFailure(t *testing.T) {
+	srv := &server{answer: func(bool, *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "ns")
+	}}
+	s := &engine.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{})}
+	if res := s.Sync(context.Background(), decision(nil, "v")); res.Outcome != engine.MissingDependency || res.RetryAfter != engine.NamespaceRetry {
+		t.Fatalf("a missing namespace is a missing dependency: %+v", res)
+	}
+	srv.answer = func(bool, *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return nil, errors.New("admission webhook denied")
+	}
+	res := s.Sync(context.Background(), decision(liveCM("edited", "2", kubectlOwnsK), "v"))
+	if res.Outcome != engine.Failed || res.Err == nil {
+		t.Fatalf("%+v", res)
+	}
+}

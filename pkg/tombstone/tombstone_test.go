@@ -1,0 +1,72 @@
+package tombstone
+
+import (
+	"context"
+	"testing"
+	"testing/fstest"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+)
+
+func TestLoad(t *testing.T) {
+	fsys := fstest.MapFS{
+		"t/v1/a.yaml":     {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n")},
+		"t/v1/notes.txt":  {Data: []byte("ignored")},
+		"t/v2/b.yml":      {Data: []byte("apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfig\nmetadata:\n  name: b\n")},
+		"bad/v1/x.yaml":   {Data: []byte("kind: ConfigMap\nmetadata: {}\n")},
+		"worse/v1/y.yaml": {Data: []byte("{")},
+	}
+	ts, err := Load(fsys, "t")
+	if err != nil || len(ts) != 2 || ts[0].Release != "v1" || ts[1].Key() != "MachineConfig//b" {
+		t.Fatalf("got %+v %v", ts, err)
+	}
+	if _, err := Load(fsys, "bad"); err == nil {
+		t.Fatal("a tombstone without a name must fail loading")
+	}
+	if _, err := Load(fsys, "worse"); err == nil {
+		t.Fatal("a malformed tombstone must fail loading")
+	}
+}
+
+// countingReader answers NotFound and counts reads.
+type countingReader struct{ n int }
+
+func (c *countingReader) Get(_ context.Context, key client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+	c.n++
+	return apierrors.NewNotFound(schema.GroupResource{}, key.Name)
+}
+
+func (c *countingReader) List(context.Context, client.ObjectList, ...client.ListOption) error { return nil }
+
+func TestReapReadsUnwatchedKindsOnce(t *testing.T) {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	u.SetName("gone")
+	ts := []Tombstone{{Path: "t/v1/gone.yaml", Object: u}}
+
+	direct, cached := &countingReader{}, &countingReader{}
+	r := &Reaper{Cache: cached, Reader: direct, Watched: func(schema.GroupVersionKind) bool { return false }}
+	for i := 0; i < 3; i++ {
+		if res := r.Reap(context.Background(), ts, engine.Guard{}); res[0].Status != Gone || res[0].Deleted {
+			t.Fatalf("%+v", res[0])
+		}
+	}
+	if direct.n != 1 || cached.n != 0 {
+		t.Fatalf("an unwatched kind is read from the API server once: direct %d cached %d", direct.n, cached.n)
+	}
+
+	// A watched kind is read from the label-filtered cache every time (no
+	// request): a miss there means nothing deletable exists.
+	r = &Reaper{Cache: cached, Reader: direct, Watched: func(schema.GroupVersionKind) bool { return true }}
+	r.Reap(context.Background(), ts, engine.Guard{})
+	r.Reap(context.Background(), ts, engine.Guard{})
+	if direct.n != 1 || cached.n != 2 {
+		t.Fatalf("direct %d cached %d", direct.n, cached.n)
+	}
+}
