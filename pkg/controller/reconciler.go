@@ -158,10 +158,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			// No HCO that can be read: nothing to manage. CRD events and
 			// the HCO watch wake us up when that changes.
 			r.setIdle(ctx, idleReasonFor(facts, r.opts.Namespace, err))
-			return r.finish(ctx, rendercontext.New(facts), r.baseWatches(rendercontext.New(facts)), 0)
+			return r.finish(ctx, "", r.baseWatches(rendercontext.New(facts)), 0)
 		}
 		logger.Error(err, "cannot read cluster facts; retrying", "action", "retry")
-		r.status.reconciled(fmt.Errorf("read cluster facts: %w", err))
+		r.status.reconciled(fmt.Errorf("read cluster facts: %w", err), "")
 		return reconcile.Result{RequeueAfter: r.retries.failed("facts")}, nil
 	}
 	r.retries.succeeded("facts")
@@ -171,7 +171,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		// Uninstall: the operators owning the operands clean up. Writing
 		// now would re-create what they delete; deleting is not ours to do.
 		r.setIdle(ctx, idle{Reason: IdleHCOTerminating, Message: "HyperConverged " + r.opts.Namespace + "/" + rendercontext.HCOName + " is being deleted: nothing is written or deleted"})
-		return r.finish(ctx, rc, r.baseWatches(rc), 0)
+		return r.finish(ctx, hco.GetResourceVersion(), r.baseWatches(rc), 0)
 	}
 	r.setIdle(ctx, idle{})
 
@@ -214,12 +214,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 		return nil
 	})
-	return r.finish(ctx, rc, want, retry)
+	return r.finish(ctx, hco.GetResourceVersion(), want, retry)
 }
 
 // finish updates the watches and says when to come back: the soonest
 // per-asset retry, else the resync.
-func (r *Reconciler) finish(ctx context.Context, _ *rendercontext.RenderContext, want map[schema.GroupVersionKind]bool, retry time.Duration) (reconcile.Result, error) {
+func (r *Reconciler) finish(ctx context.Context, hcoRV string, want map[schema.GroupVersionKind]bool, retry time.Duration) (reconcile.Result, error) {
 	var err error
 	if werr := r.watches.sync(ctx, want); werr != nil {
 		err = fmt.Errorf("update watches: %w", werr)
@@ -228,7 +228,7 @@ func (r *Reconciler) finish(ctx context.Context, _ *rendercontext.RenderContext,
 	} else {
 		r.retries.succeeded("watches")
 	}
-	r.status.reconciled(err)
+	r.status.reconciled(err, hcoRV)
 	if retry > 0 {
 		return reconcile.Result{RequeueAfter: retry + time.Second}, nil
 	}
@@ -303,7 +303,10 @@ func (r *Reconciler) ThrottleState(key string) throttle.State { return r.syncer.
 // Health summarizes the reconciler for /debug/health.
 type Health struct {
 	LastReconcile time.Time `json:"lastReconcile"`
-	LastError     string    `json:"lastError,omitempty"`
+	// HCOResourceVersion is the HCO resourceVersion the last finished
+	// reconcile started from.
+	HCOResourceVersion string `json:"hcoResourceVersion,omitempty"`
+	LastError          string `json:"lastError,omitempty"`
 	// Idle says why nothing is written or deleted, when that is so.
 	Idle *IdleStatus `json:"idle,omitempty"`
 	// Unsynced lists kinds whose watch has not synced: their assets fail,
@@ -316,7 +319,7 @@ type Health struct {
 // Health reports the last reconcile and what is watched.
 func (r *Reconciler) Health() Health {
 	r.status.mu.Lock()
-	h := Health{LastReconcile: r.status.lastReconcile, LastError: r.status.lastError}
+	h := Health{LastReconcile: r.status.lastReconcile, HCOResourceVersion: r.status.hcoRV, LastError: r.status.lastError}
 	if r.status.idle.Reason != "" {
 		i := r.status.idle
 		h.Idle = &i

@@ -46,13 +46,15 @@ type statusStore struct {
 	tombstones    []tombstone.Result
 	lastReconcile time.Time
 	lastError     string
+	hcoRV         string
 	idle          IdleStatus
 }
 
-func (s *statusStore) reconciled(err error) {
+func (s *statusStore) reconciled(err error, hcoRV string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastReconcile = time.Now()
+	s.hcoRV = hcoRV
 	s.lastError = ""
 	if err != nil {
 		s.lastError = err.Error()

@@ -58,6 +58,8 @@ var _ = Describe("Autopilot", Ordered, func() {
 		Expect(mark).To(BeNumerically(">", 0), "the log sees the manager's requests (its initial lists and applies)")
 		rv := poke() // a full reconcile of every asset
 		Expect(outcomeAt("hco-golden-config", rv).Outcome).To(Equal(engine.Unchanged))
+		// Wait for that whole reconcile to finish, not only its first asset.
+		Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
 		Expect(requests.since(mark)).To(BeEmpty(), "a reconcile with no drift must be served from the watch caches")
 		Expect(get(mcGVK, "", psiMC).GetResourceVersion()).To(Equal(mc.GetResourceVersion()))
 	})
@@ -322,6 +324,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	operabilitySpecs(ctx)
 	hcoLifecycleSpecs(ctx)
 	lateHCOSpecs(ctx)
+	faultSpecs(ctx)
 })
 
 // poke changes an HCO annotation so the autopilot reconciles now.

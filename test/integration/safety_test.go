@@ -138,6 +138,7 @@ func safetySpecs(ctx context.Context) {
 		mark := requests.mark()
 		hrv := poke()
 		Expect(outcomeAt("hco-golden-config", hrv).Outcome).To(Equal(engine.Unchanged))
+		Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(hrv))
 		s := status("swap-enable")
 		if s.Outcome == engine.Throttled {
 			Expect(requests.since(mark)).To(BeEmpty(), "while throttled nothing is sent, not even a dry-run")

@@ -4,12 +4,15 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -109,24 +112,48 @@ var _ = AfterSuite(func() {
 
 // startManager runs a fresh autopilot manager, as a new pod would.
 func startManager() {
+	r := startReplica(replicaOptions{log: requests})
+	rec, mgrCancel, mgrDone = r.rec, r.cancel, r.done
+}
+
+// replica is one running autopilot process.
+type replica struct {
+	rec    *controller.Reconciler
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// replicaOptions shape one autopilot process.
+type replicaOptions struct {
+	log         *requestLog // every request goes through it
+	leaderElect bool
+	host        string // the API server address, when not cfg.Host (a proxy)
+}
+
+// startReplica runs an autopilot manager.
+func startReplica(o replicaOptions) replica {
 	mcfg := rest.CopyConfig(cfg)
-	mcfg.WrapTransport = requests.wrap
+	mcfg.WrapTransport = o.log.wrap
+	if o.host != "" {
+		mcfg.Host = o.host
+	}
 	mcfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + hcoNamespace + ":virt-platform-autopilot"}
 	probeAddr, metricsAddr = freeAddr(), freeAddr()
 	mgr, r, err := app.NewManager(mcfg, app.Config{
 		Namespace: hcoNamespace, Throttle: testThrottle, Resync: time.Hour, ProbeBindAddress: probeAddr,
 		UnwatchedPoll:      2 * time.Second,
 		MetricsBindAddress: metricsAddr, MetricsSecure: true,
+		LeaderElection: o.leaderElect,
 	})
 	Expect(err).NotTo(HaveOccurred())
-	rec = r
 	ctx, cancel := context.WithCancel(suiteCtx)
-	mgrCancel, mgrDone = cancel, make(chan struct{})
+	rp := replica{rec: r, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer GinkgoRecover()
-		defer close(mgrDone)
+		defer close(rp.done)
 		Expect(mgr.Start(ctx)).To(Succeed())
 	}()
+	return rp
 }
 
 // stopManager stops the running manager and waits until it has exited.
@@ -139,6 +166,12 @@ func stopManager() {
 	mgrCancel = nil
 }
 
+// stop stops the replica and waits until it has exited.
+func (r replica) stop() {
+	r.cancel()
+	Eventually(r.done).Should(BeClosed())
+}
+
 // requestLog records the manager's API requests other than watches (a
 // watch is one long-lived stream per kind, not a per-reconcile cost) and
 // events (sent asynchronously, possibly for an earlier reconcile; that a
@@ -146,17 +179,42 @@ func stopManager() {
 type requestLog struct {
 	mu   sync.Mutex
 	reqs []string
+	// fault, when set, is the HTTP status every request but watches and
+	// leases is answered with, without reaching the API server: a proxy
+	// in front of an overloaded or failing control plane.
+	fault atomic.Int32
 }
 
 func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		if req.URL.Query().Get("watch") != "true" && !strings.HasPrefix(req.URL.Path, "/apis/events.k8s.io/") {
+		watch := req.URL.Query().Get("watch") == "true"
+		lease := strings.Contains(req.URL.Path, "/leases")
+		if !watch && !strings.HasPrefix(req.URL.Path, "/apis/events.k8s.io/") && !lease {
 			l.mu.Lock()
 			l.reqs = append(l.reqs, req.Method+" "+req.URL.Path)
 			l.mu.Unlock()
 		}
+		if code := int(l.fault.Load()); code != 0 && !watch && !lease {
+			body := fmt.Sprintf(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"injected fault","code":%d}`, code)
+			h := http.Header{"Content-Type": []string{"application/json"}}
+			if code == http.StatusTooManyRequests {
+				h.Set("Retry-After", "1")
+			}
+			return &http.Response{StatusCode: code, Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
+		}
 		return rt.RoundTrip(req)
 	})
+}
+
+// writes returns the write requests (anything but GET) in reqs.
+func writes(reqs []string) []string {
+	var out []string
+	for _, r := range reqs {
+		if !strings.HasPrefix(r, "GET ") {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // since returns the requests recorded after mark (a previous len).

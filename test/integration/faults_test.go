@@ -1,0 +1,253 @@
+package integration
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+)
+
+// faultSpecs run last, on a converged cluster with the HCO in place.
+func faultSpecs(ctx context.Context) {
+	revertPSI := func() {
+		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+		})
+	}
+	psiConverged := func() { Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"})) }
+
+	It("retries a burst of 500 and 429 answers with backoff, no hot loop, and converges after", func() {
+		psiConverged()
+		requests.fault.Store(http.StatusInternalServerError)
+		mark := requests.mark()
+		revertPSI()
+		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Failed))
+		// A bounded observation window, not a synchronisation sleep.
+		Consistently(mgrDone).WithTimeout(4 * time.Second).ShouldNot(BeClosed())
+		requests.fault.Store(http.StatusTooManyRequests)
+		Consistently(mgrDone).WithTimeout(3 * time.Second).ShouldNot(BeClosed())
+		n := len(requests.since(mark))
+		requests.fault.Store(0)
+		// Per-asset backoff (1s, 2s, 4s...) and client-go's Retry-After
+		// pacing: a handful of requests in 7 seconds, not hundreds.
+		Expect(n).To(And(BeNumerically(">", 0), BeNumerically("<=", 30)), "requests during the fault: %d", n)
+		psiConverged()
+		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Unchanged))
+	})
+
+	It("stays up while the API server is unreachable and converges after, without duplicate writes", func() {
+		stopManager()
+		u, err := url.Parse(cfg.Host)
+		Expect(err).NotTo(HaveOccurred())
+		proxy := newTCPProxy(u.Host)
+		DeferCleanup(proxy.close)
+		log := &requestLog{}
+		r := startReplica(replicaOptions{log: log, host: "https://" + proxy.addr})
+		rec = r.rec
+		DeferCleanup(func() {
+			r.stop()
+			startManager()
+		})
+		psiConverged()
+		Eventually(func() string { return status("psi-enable").ObservedResourceVersion }).ShouldNot(BeEmpty())
+		mark := log.mark()
+
+		proxy.down()
+		Consistently(r.done).WithTimeout(3 * time.Second).ShouldNot(BeClosed())
+		proxy.up()
+
+		// After reconnecting (relist, rewatch), a reconcile with no drift writes nothing.
+		rv := poke()
+		Eventually(func() string { return r.rec.Health().HCOResourceVersion }).WithTimeout(60 * time.Second).Should(Equal(rv))
+		Expect(writes(log.since(mark))).To(BeEmpty(), "no duplicate writes after the outage")
+		revertPSI()
+		psiConverged()
+	})
+
+	It("pauses an asset whose CRD is deleted, and starts it again when the CRD is re-created, writing once", func() {
+		const kdCRD = "kubedeschedulers.operator.openshift.io"
+		removeCRD(ctx, kdCRD)
+		installCRD(ctx, deschedulerCRD("4-21"))
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "true") })
+		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Unchanged))
+		removeCRD(ctx, kdCRD)
+		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.MissingDependency))
+		revertPSI()
+		psiConverged()
+
+		mark := requests.mark()
+		installCRD(ctx, deschedulerCRD("4-21"))
+		Eventually(outcomeOf("descheduler-loadaware")).WithTimeout(60 * time.Second).Should(Equal(engine.Unchanged))
+		var kdWrites int
+		for _, w := range writes(requests.since(mark)) {
+			if filepath.Base(filepath.Dir(w)) == "kubedeschedulers" || filepath.Base(w) == "kubedeschedulers" {
+				kdWrites++
+			}
+		}
+		Expect(kdWrites).To(Equal(1), "one write per object: %v", writes(requests.since(mark)))
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "") })
+		Eventually(func() *unstructured.Unstructured { return get(kdGVK, deschedulerNamespace, "cluster") }).Should(BeNil())
+	})
+
+	It("with two replicas and leader election, only the leader writes, and failover converges", func() {
+		installLeaderElectionRBAC(ctx)
+		stopManager()
+		logA, logB := &requestLog{}, &requestLog{}
+		a := startReplica(replicaOptions{log: logA, leaderElect: true})
+		b := startReplica(replicaOptions{log: logB, leaderElect: true})
+		DeferCleanup(func() {
+			a.stop()
+			b.stop()
+			startManager()
+		})
+		var leader, follower replica
+		var followerLog *requestLog
+		Eventually(func() bool {
+			switch {
+			case !a.rec.Health().LastReconcile.IsZero():
+				leader, follower, followerLog = a, b, logB
+			case !b.rec.Health().LastReconcile.IsZero():
+				leader, follower, followerLog = b, a, logA
+			default:
+				return false
+			}
+			return true
+		}).WithTimeout(60 * time.Second).Should(BeTrue())
+		revertPSI()
+		psiConverged()
+		Expect(follower.rec.Health().LastReconcile.IsZero()).To(BeTrue(), "the follower does not reconcile")
+		Expect(writes(followerLog.since(0))).To(BeEmpty(), "the follower writes nothing")
+
+		leader.stop() // releases the lease on the way out
+		Eventually(func() bool { return !follower.rec.Health().LastReconcile.IsZero() }).WithTimeout(60 * time.Second).Should(BeTrue())
+		rec = follower.rec
+		revertPSI()
+		psiConverged()
+	})
+
+	It("restarts while throttled and converges once the fight is over", func() {
+		psiConverged()
+		for i := 0; i <= testThrottle.Burst; i++ {
+			rv := update(mcGVK, "", psiMC, "opponent-operator", func(u *unstructured.Unstructured) {
+				Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+			})
+			if outcomeAt("psi-enable", rv).Outcome == engine.Throttled {
+				break
+			}
+			psiConverged()
+		}
+		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Throttled))
+		stopManager()
+		mark := requests.mark()
+		startManager()
+		// A new process starts with a full budget: the correction is made.
+		psiConverged()
+		n := 0
+		for _, w := range writes(requests.since(mark)) {
+			if filepath.Base(w) == psiMC {
+				n++
+			}
+		}
+		Expect(n).To(Equal(1), "one corrective write after the restart")
+	})
+}
+
+func installLeaderElectionRBAC(ctx context.Context) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), "config", "rbac", "leader_election_role.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	docs := strings.Split(string(raw), "\n---\n")
+	Expect(docs).To(HaveLen(2))
+	role, binding := &rbacv1.Role{}, &rbacv1.RoleBinding{}
+	Expect(yaml.Unmarshal([]byte(docs[0]), role)).To(Succeed())
+	Expect(yaml.Unmarshal([]byte(docs[1]), binding)).To(Succeed())
+	role.Namespace, binding.Namespace = hcoNamespace, hcoNamespace
+	for i := range binding.Subjects {
+		binding.Subjects[i].Namespace = hcoNamespace
+	}
+	Expect(k8s.Create(ctx, role)).To(Succeed())
+	Expect(k8s.Create(ctx, binding)).To(Succeed())
+}
+
+// tcpProxy forwards TCP connections to target; down() drops every
+// connection and refuses new ones, as an API server that went away; up()
+// listens again on the same address.
+type tcpProxy struct {
+	target, addr string
+	mu           sync.Mutex
+	ln           net.Listener
+	conns        map[net.Conn]bool
+}
+
+func newTCPProxy(target string) *tcpProxy {
+	p := &tcpProxy{target: target, conns: map[net.Conn]bool{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	p.addr = ln.Addr().String()
+	p.serve(ln)
+	return p
+}
+
+func (p *tcpProxy) serve(ln net.Listener) {
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.forward(c)
+		}
+	}()
+}
+
+func (p *tcpProxy) forward(c net.Conn) {
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	p.mu.Lock()
+	p.conns[c], p.conns[s] = true, true
+	p.mu.Unlock()
+	go func() { _, _ = io.Copy(s, c); _ = s.Close() }()
+	_, _ = io.Copy(c, s)
+	_ = c.Close()
+}
+
+func (p *tcpProxy) down() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = p.ln.Close()
+	for c := range p.conns {
+		_ = c.Close()
+	}
+	p.conns = map[net.Conn]bool{}
+}
+
+func (p *tcpProxy) up() {
+	var ln net.Listener
+	Eventually(func() error {
+		var err error
+		ln, err = net.Listen("tcp", p.addr)
+		return err
+	}).Should(Succeed())
+	p.serve(ln)
+}
+
+func (p *tcpProxy) close() { p.down() }
