@@ -141,16 +141,18 @@ func faultSpecs(ctx context.Context) {
 
 	It("restarts while throttled and converges once the fight is over", func() {
 		psiConverged()
-		for i := 0; i <= testThrottle.Burst; i++ {
-			rv := update(mcGVK, "", psiMC, "opponent-operator", func(u *unstructured.Unstructured) {
-				Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
-			})
-			if outcomeAt("psi-enable", rv).Outcome == engine.Throttled {
-				break
+		// The opponent reverts every correction until writes are paused.
+		Eventually(func() engine.Outcome {
+			if o := status("psi-enable").Outcome; o == engine.Throttled {
+				return o
 			}
-			psiConverged()
-		}
-		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Throttled))
+			if args := kernelArgs(psiMC); len(args) == 1 && args[0] == "psi=1" {
+				update(mcGVK, "", psiMC, "opponent-operator", func(u *unstructured.Unstructured) {
+					Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+				})
+			}
+			return status("psi-enable").Outcome
+		}).WithTimeout(60 * time.Second).Should(Equal(engine.Throttled))
 		stopManager()
 		mark := requests.mark()
 		startManager()
