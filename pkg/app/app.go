@@ -127,14 +127,12 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, nil, err
 	}
-	// Ready only once every informer started so far has synced.
+	// Ready only once every informer of every cache the reconciler reads
+	// has synced.
 	if err := mgr.AddReadyzCheck("caches", func(req *http.Request) error {
 		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
 		defer cancel()
-		if !mgr.GetCache().WaitForCacheSync(ctx) {
-			return fmt.Errorf("caches not synced")
-		}
-		return nil
+		return r.CachesSynced(ctx)
 	}); err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -65,6 +66,7 @@ type Options struct {
 type Reconciler struct {
 	opts      Options
 	cache     client.Reader
+	caches    caches
 	evaluator *engine.Evaluator
 	syncer    *engine.Syncer
 	reaper    *tombstone.Reaper
@@ -104,6 +106,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	r := &Reconciler{
 		opts:      opts,
 		cache:     cs,
+		caches:    cs,
 		evaluator: &engine.Evaluator{Renderer: opts.Renderer},
 		syncer:    &engine.Syncer{Client: mgr.GetClient(), Throttle: throttle.New(opts.Throttle)},
 		reaper:    &tombstone.Reaper{Cache: cs, Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()},
@@ -285,6 +288,22 @@ func (r *Reconciler) Preview(ctx context.Context) ([]engine.Decision, *rendercon
 	}
 	rc := rendercontext.New(facts)
 	return r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.live, engine.Preview(rc)), rc, nil
+}
+
+// CachesSynced reports, within ctx's deadline, whether every informer of
+// both caches the reconciler reads has synced, naming the kinds that have
+// not when it knows them.
+func (r *Reconciler) CachesSynced(ctx context.Context) error {
+	managed := r.caches.managed.WaitForCacheSync(ctx)
+	facts := r.caches.facts.WaitForCacheSync(ctx)
+	if managed && facts {
+		return nil
+	}
+	if u := r.gate.unsynced(); len(u) > 0 {
+		sort.Strings(u)
+		return fmt.Errorf("watches not synced: %s", strings.Join(u, ", "))
+	}
+	return fmt.Errorf("caches not synced")
 }
 
 // Catalog returns the catalog the reconciler runs.

@@ -111,7 +111,9 @@ func TestSyncCertainVerdictIsOneRequest(t *testing.T) {
 func TestSyncDryRunVerdictIsRemembered(t *testing.T) {
 	live := liveCM("normalized", "7")
 	// The server normalizes the value: applying changes nothing.
-	srv := &server{answer: func(_ bool, _ *unstructured.Unstructured) (*unstructured.Unstructured, error) { return live.DeepCopy(), nil }}
+	srv := &server{answer: func(_ bool, _ *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return live.DeepCopy(), nil
+	}}
 	s := &engine.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{})}
 	for i := 0; i < 3; i++ {
 		if res := s.Sync(context.Background(), decision(live.DeepCopy(), "v")); res.Outcome != engine.Unchanged {

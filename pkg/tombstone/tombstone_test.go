@@ -41,7 +41,9 @@ func (c *countingReader) Get(_ context.Context, key client.ObjectKey, _ client.O
 	return apierrors.NewNotFound(schema.GroupResource{}, key.Name)
 }
 
-func (c *countingReader) List(context.Context, client.ObjectList, ...client.ListOption) error { return nil }
+func (c *countingReader) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return nil
+}
 
 func TestReapReadsUnwatchedKindsOnce(t *testing.T) {
 	u := &unstructured.Unstructured{}

@@ -325,6 +325,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	hcoLifecycleSpecs(ctx)
 	lateHCOSpecs(ctx)
 	faultSpecs(ctx)
+	unlistableSpecs(ctx)
 })
 
 // poke changes an HCO annotation so the autopilot reconciles now.

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	. "github.com/onsi/gomega"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
@@ -253,3 +255,49 @@ func (p *tcpProxy) up() {
 }
 
 func (p *tcpProxy) close() { p.down() }
+
+// unlistableSpecs: a kind the autopilot cannot list fails only its own
+// assets, within a deadline, and the rest converges.
+func unlistableSpecs(ctx context.Context) {
+	It("fails only the assets of a kind it cannot list, within a deadline, and recovers when it can", func() {
+		const kdCRD = "kubedeschedulers.operator.openshift.io"
+		role := &rbacv1.ClusterRole{}
+		readYAML(filepath.Join(repoRoot(), "config", "rbac", "role.yaml"), role)
+		restore := role.DeepCopy()
+		for i := range role.Rules {
+			if slices.Contains(role.Rules[i].Resources, "kubedeschedulers") {
+				role.Rules[i].Verbs = slices.DeleteFunc(role.Rules[i].Verbs, func(v string) bool { return v == "list" || v == "watch" })
+			}
+		}
+		setRole := func(r *rbacv1.ClusterRole) {
+			Eventually(func() error {
+				live := &rbacv1.ClusterRole{}
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(r), live); err != nil {
+					return err
+				}
+				live.Rules = r.Rules
+				return k8s.Update(ctx, live)
+			}).Should(Succeed())
+		}
+		setRole(role)
+		// A fresh informer for the kind: its CRD comes back while listing is forbidden.
+		removeCRD(ctx, kdCRD)
+		installCRD(ctx, deschedulerCRD("4-21"))
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "true") })
+
+		Eventually(func() string { return status("descheduler-loadaware").Reason }).WithTimeout(60 * time.Second).Should(ContainSubstring("could not be listed"))
+		Expect(status("descheduler-loadaware").Outcome).To(Equal(engine.Failed))
+		Expect(rec.Health().Unsynced).To(ContainElement("KubeDescheduler.operator.openshift.io"))
+		// Everything else still converges, promptly.
+		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+		})
+		Eventually(func() []any { return kernelArgs(psiMC) }).WithTimeout(15 * time.Second).Should(Equal([]any{"psi=1"}))
+
+		setRole(restore)
+		Eventually(outcomeOf("descheduler-loadaware")).WithTimeout(90 * time.Second).Should(Equal(engine.Unchanged))
+		Expect(rec.Health().Unsynced).To(BeEmpty())
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "") })
+		Eventually(func() *unstructured.Unstructured { return get(kdGVK, deschedulerNamespace, "cluster") }).Should(BeNil())
+	})
+}
