@@ -2,16 +2,20 @@
 // server-side apply managedFields: who owns a field, whether the autopilot
 // ever applied the object, and which of its owned fields a new desired state
 // would drop (which apply would delete).
+//
+// Field sets are decoded with structured-merge-diff's fieldpath, the
+// server's own representation, and read per entry and per apiVersion.
 package managedfields
 
 import (
-	"encoding/json"
+	"bytes"
 	"sort"
 	"strconv"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/jsonpointer"
 )
@@ -37,16 +41,28 @@ func sameVersion(e metav1.ManagedFieldsEntry, live *unstructured.Unstructured) b
 	return e.APIVersion == "" || e.APIVersion == live.GetAPIVersion()
 }
 
+// decode reads an entry's field set; nil when it has none or it is malformed.
+func decode(e metav1.ManagedFieldsEntry) *fieldpath.Set {
+	if e.FieldsV1 == nil || len(e.FieldsV1.GetRawBytes()) == 0 {
+		return nil
+	}
+	s := &fieldpath.Set{}
+	if s.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())) != nil {
+		return nil
+	}
+	return s
+}
+
 // Owners returns the managers other than self owning the field at p (or
-// part of it) in live, sorted, from the entries of live's apiVersion.
+// part of it, or an atomic value containing it) in live, sorted, from the
+// entries of live's apiVersion.
 func Owners(live *unstructured.Unstructured, p jsonpointer.Pointer, self string) []string {
 	seen := map[string]bool{}
 	for _, e := range live.GetManagedFields() {
 		if (e.Manager == self && e.Operation == metav1.ManagedFieldsOperationApply) || !sameVersion(e, live) {
 			continue
 		}
-		set := decode(e.FieldsV1)
-		if set != nil && owns(set, live.Object, p) {
+		if set := decode(e); set != nil && owns(set, live.Object, p) {
 			seen[e.Manager] = true
 		}
 	}
@@ -58,145 +74,173 @@ func Owners(live *unstructured.Unstructured, p jsonpointer.Pointer, self string)
 	return out
 }
 
-func decode(f *metav1.FieldsV1) map[string]any {
-	if f == nil {
-		return nil
-	}
-	raw := f.GetRawBytes()
-	if len(raw) == 0 {
-		return nil
-	}
-	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil {
-		return nil
-	}
-	return m
-}
-
-// owns walks a fieldsV1 set along p, resolving list indexes through the live
-// value. An empty set node is a leaf: its owner owns everything below it.
-func owns(set map[string]any, live any, p jsonpointer.Pointer) bool {
+// owns walks set along p, resolving list elements through the live value.
+// A member met on the way is a leaf owning everything below it; reaching
+// the end of p inside the set means part of the field is owned.
+func owns(set *fieldpath.Set, live any, p jsonpointer.Pointer) bool {
 	node, cur := set, live
 	for _, tok := range p {
-		if len(node) == 0 {
-			return true
-		}
-		var key string
-		switch c := cur.(type) {
-		case map[string]any:
-			key = "f:" + tok
-			cur = c[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return false
-			}
-			key = listKey(node, c[i])
-			cur = c[i]
-		default:
-			return false
-		}
-		child, ok := node[key].(map[string]any)
+		pe, next, ok := element(node, cur, tok)
 		if !ok {
 			return false
 		}
-		node = child
+		if node.Members.Has(pe) {
+			return true
+		}
+		child, ok := node.Children.Get(pe)
+		if !ok {
+			return false
+		}
+		node, cur = child, next
 	}
-	return true
+	return !node.Empty()
 }
 
-// listKey finds the set key naming elem: "v:<json>" for sets of scalars,
-// "k:{...}" for associative lists (every key field equal to elem's).
-func listKey(node map[string]any, elem any) string {
-	if b, err := json.Marshal(elem); err == nil {
-		if _, ok := node["v:"+string(b)]; ok {
-			return "v:" + string(b)
+// element finds the path element naming token tok of cur in node: a field
+// name in a map; in a list, the key, value or index element the set uses
+// for that list item.
+func element(node *fieldpath.Set, cur any, tok string) (fieldpath.PathElement, any, bool) {
+	switch c := cur.(type) {
+	case map[string]any:
+		return fieldpath.PathElement{FieldName: &tok}, c[tok], true
+	case []any:
+		i, err := strconv.Atoi(tok)
+		if err != nil || i < 0 || i >= len(c) {
+			return fieldpath.PathElement{}, nil, false
+		}
+		pe, ok := listElement(node, c[i], i)
+		return pe, c[i], ok
+	}
+	return fieldpath.PathElement{}, nil, false
+}
+
+// listElement returns the element of node naming list item elem (at index i).
+func listElement(node *fieldpath.Set, elem any, i int) (fieldpath.PathElement, bool) {
+	var found fieldpath.PathElement
+	ok := false
+	match := func(pe fieldpath.PathElement) {
+		if !ok && matches(pe, elem, i) {
+			found, ok = pe, true
 		}
 	}
-	m, _ := elem.(map[string]any)
-	for k := range node {
-		if !strings.HasPrefix(k, "k:") {
-			continue
+	node.Members.Iterate(match)
+	node.Children.Iterate(match)
+	return found, ok
+}
+
+// matches reports whether path element pe names list item elem at index i.
+func matches(pe fieldpath.PathElement, elem any, i int) bool {
+	switch {
+	case pe.Key != nil:
+		m, isMap := elem.(map[string]any)
+		if !isMap {
+			return false
 		}
-		var keys map[string]any
-		if json.Unmarshal([]byte(k[2:]), &keys) != nil {
-			continue
-		}
-		match := m != nil
-		for kf, kv := range keys {
-			if !jsonEqual(m[kf], kv) {
-				match = false
-				break
+		for _, f := range *pe.Key {
+			v, has := m[f.Name]
+			if !has || !value.Equals(f.Value, value.NewValueInterface(v)) {
+				return false
 			}
 		}
-		if match {
-			return k
-		}
+		return true
+	case pe.Value != nil:
+		return value.Equals(*pe.Value, value.NewValueInterface(elem))
+	case pe.Index != nil:
+		return *pe.Index == i
 	}
-	return ""
+	return false
 }
 
-// Dropped lists the fields manager owns on live (from its Apply entry) that
-// desired no longer sets: applying desired would delete them (unless another
-// manager co-owns them), so they count as drift.
+// Dropped lists the fields manager owns on live (from its Apply entry in
+// live's apiVersion) that desired no longer sets: applying desired would
+// delete them (unless another manager co-owns them), so they count as
+// drift. Each is reported once, at the highest path desired lacks; list
+// items as key selectors ("name=x") where the list is keyed.
 func Dropped(live *unstructured.Unstructured, desired map[string]any, manager string) []string {
-	var out []string
+	seen := map[string]bool{}
 	for _, e := range live.GetManagedFields() {
 		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || !sameVersion(e, live) {
 			continue
 		}
-		if set := decode(e.FieldsV1); set != nil {
-			dropped(set, desired, nil, &out)
+		set := decode(e)
+		if set == nil {
+			continue
 		}
+		set.Leaves().Iterate(func(p fieldpath.Path) {
+			if missing, ok := firstMissing(desired, p); ok {
+				seen[missing] = true
+			}
+		})
+	}
+	out := make([]string, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
 	}
 	sort.Strings(out)
 	return out
 }
 
-func dropped(set map[string]any, desired any, at jsonpointer.Pointer, out *[]string) {
-	for k, v := range set {
-		child, _ := v.(map[string]any)
-		switch {
-		case k == ".":
-			continue
-		case strings.HasPrefix(k, "f:"):
-			name := k[2:]
-			if at.HasPrefix(jsonpointer.Pointer{"metadata"}) && len(at) == 1 && (name == "name" || name == "namespace") {
-				continue
+// firstMissing walks p through desired and returns the pointer of the
+// first element desired lacks (false when desired has all of p). The
+// object's name and namespace are identity, never dropped.
+func firstMissing(desired map[string]any, p fieldpath.Path) (string, bool) {
+	if len(p) == 2 && p[0].FieldName != nil && *p[0].FieldName == "metadata" && p[1].FieldName != nil &&
+		(*p[1].FieldName == "name" || *p[1].FieldName == "namespace") {
+		return "", false
+	}
+	var at jsonpointer.Pointer
+	var cur any = desired
+	for _, pe := range p {
+		switch c := cur.(type) {
+		case map[string]any:
+			if pe.FieldName == nil {
+				return at.String(), true
 			}
-			m, _ := desired.(map[string]any)
-			dv, ok := m[name]
-			p := append(append(jsonpointer.Pointer{}, at...), name)
-			if !ok {
-				*out = append(*out, p.String())
-				continue
+			at = append(at, *pe.FieldName)
+			v, has := c[*pe.FieldName]
+			if !has {
+				return at.String(), true
 			}
-			if len(child) > 0 {
-				dropped(child, dv, p, out)
-			}
-		case strings.HasPrefix(k, "k:") || strings.HasPrefix(k, "v:"):
-			list, _ := desired.([]any)
+			cur = v
+		case []any:
 			idx := -1
-			for i, elem := range list {
-				if listKey(map[string]any{k: nil}, elem) == k {
+			for i, elem := range c {
+				if matches(pe, elem, i) {
 					idx = i
 					break
 				}
 			}
-			p := append(append(jsonpointer.Pointer{}, at...), k)
+			at = append(at, token(pe))
 			if idx < 0 {
-				*out = append(*out, p.String())
-				continue
+				return at.String(), true
 			}
-			if len(child) > 0 {
-				dropped(child, list[idx], append(append(jsonpointer.Pointer{}, at...), strconv.Itoa(idx)), out)
-			}
+			at[len(at)-1] = strconv.Itoa(idx)
+			cur = c[idx]
+		default:
+			return at.String(), true
 		}
 	}
+	return "", false
 }
 
-func jsonEqual(a, b any) bool {
-	ja, err1 := json.Marshal(a)
-	jb, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && string(ja) == string(jb)
+// token renders a list path element as an ignore-fields style token.
+func token(pe fieldpath.PathElement) string {
+	switch {
+	case pe.Key != nil:
+		s := ""
+		for i, f := range *pe.Key {
+			if i > 0 {
+				s += "&"
+			}
+			v := value.ToString(f.Value)
+			if f.Value.IsString() {
+				v = f.Value.AsString()
+			}
+			s += f.Name + "=" + v
+		}
+		return s
+	case pe.Index != nil:
+		return strconv.Itoa(*pe.Index)
+	}
+	return pe.String()
 }

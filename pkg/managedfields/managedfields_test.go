@@ -53,7 +53,7 @@ func TestDroppedKeyedList(t *testing.T) {
 		"spec":     map[string]any{"gates": []any{map[string]any{"name": "A"}}},
 	}
 	got := Dropped(live, desired, "me")
-	if len(got) != 1 || got[0] != `/spec/gates/k:{"name":"B"}` {
+	if len(got) != 1 || got[0] != "/spec/gates/name=B" {
 		t.Fatalf("got %v", got)
 	}
 }
