@@ -6,7 +6,8 @@
 // sets must hold the same value live, and fields others added do not count;
 // atomic maps and lists must be equal as a whole, because apply replaces
 // them. Fields the autopilot owns but no longer sets count, because apply
-// would delete them. Empty values ({}, [], false, 0) are values. A
+// would delete them; fields it sets but no longer owns count (another
+// manager took them over), because their new owner could remove them. Empty values ({}, [], false, 0) are values. A
 // suspected drift that is not certain is confirmed by a server-side
 // dry-run before anything is written.
 package drift
@@ -30,7 +31,19 @@ func Diff(desired, live *unstructured.Unstructured, manager string, st structure
 	c := compare{st: st}
 	c.subset(desired.Object, live.Object, nil, nil)
 	out := append(c.out, managedfields.Dropped(live, desired.Object, manager)...)
+	out = append(out, managedfields.Unowned(live, desired.Object, manager)...)
 	sort.Strings(out)
+	return dedup(out)
+}
+
+// dedup drops repeated entries of a sorted list.
+func dedup(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
 	return out
 }
 

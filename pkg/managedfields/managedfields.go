@@ -75,8 +75,10 @@ func Owners(live *unstructured.Unstructured, p jsonpointer.Pointer, self string)
 }
 
 // owns walks set along p, resolving list elements through the live value.
-// A member met on the way is a leaf owning everything below it; reaching
-// the end of p inside the set means part of the field is owned.
+// A member without children met on the way is a leaf owning everything
+// below it (an atomic value); a member with children (a list item's "."
+// entry) owns only the item's existence. Reaching the end of p inside the
+// set means part of the field is owned.
 func owns(set *fieldpath.Set, live any, p jsonpointer.Pointer) bool {
 	node, cur := set, live
 	for _, tok := range p {
@@ -84,11 +86,11 @@ func owns(set *fieldpath.Set, live any, p jsonpointer.Pointer) bool {
 		if !ok {
 			return false
 		}
-		if node.Members.Has(pe) {
-			return true
+		child, hasChildren := node.Children.Get(pe)
+		if node.Members.Has(pe) && !hasChildren {
+			return true // a leaf: the whole value
 		}
-		child, ok := node.Children.Get(pe)
-		if !ok {
+		if !hasChildren {
 			return false
 		}
 		node, cur = child, next
@@ -243,4 +245,68 @@ func token(pe fieldpath.PathElement) string {
 		return strconv.Itoa(*pe.Index)
 	}
 	return pe.String()
+}
+
+// Unowned lists the fields desired sets that manager's Apply entry (in
+// live's apiVersion) does not own: someone else took them over (a forced
+// apply, an update), so the autopilot no longer holds them even where the
+// value still matches, and their new owner could remove them. Applying
+// takes them back. Nil when manager never applied live (the label and
+// other differences decide then). Identity is not ownership and is skipped.
+func Unowned(live *unstructured.Unstructured, desired map[string]any, manager string) []string {
+	var set *fieldpath.Set
+	for _, e := range live.GetManagedFields() {
+		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && sameVersion(e, live) {
+			set = decode(e)
+			break
+		}
+	}
+	if set == nil {
+		return nil
+	}
+	var out []string
+	for k, v := range desired {
+		if k == "apiVersion" || k == "kind" {
+			continue
+		}
+		unowned(set, k, v, jsonpointer.Pointer{k}, &out)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// unowned checks the value v of map key k (at pointer at) against node.
+func unowned(node *fieldpath.Set, k string, v any, at jsonpointer.Pointer, out *[]string) {
+	if v == nil || (len(at) == 2 && at[0] == "metadata" && (k == "name" || k == "namespace")) {
+		return
+	}
+	pe := fieldpath.PathElement{FieldName: &k}
+	child, hasChildren := node.Children.Get(pe)
+	switch {
+	case hasChildren:
+		walkUnowned(child, v, at, out)
+	case !node.Members.Has(pe):
+		*out = append(*out, at.String())
+	}
+}
+
+func walkUnowned(node *fieldpath.Set, v any, at jsonpointer.Pointer, out *[]string) {
+	switch c := v.(type) {
+	case map[string]any:
+		for k, cv := range c {
+			unowned(node, k, cv, append(append(jsonpointer.Pointer{}, at...), k), out)
+		}
+	case []any:
+		for i, elem := range c {
+			p := append(append(jsonpointer.Pointer{}, at...), strconv.Itoa(i))
+			pe, ok := listElement(node, elem, i)
+			if !ok {
+				*out = append(*out, p.String())
+				continue
+			}
+			if child, hasChildren := node.Children.Get(pe); hasChildren {
+				walkUnowned(child, elem, p, out)
+			}
+		}
+	}
 }

@@ -75,3 +75,21 @@ func TestEntriesOfAnotherVersionSayNothing(t *testing.T) {
 		t.Fatal("an Apply entry in any version proves provenance")
 	}
 }
+
+func TestUnownedFieldsAreFound(t *testing.T) {
+	live := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "spec": map[string]any{"a": "1", "b": "2",
+		"gates": []any{map[string]any{"name": "A", "state": "on"}}}}}
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{
+		entry("me", metav1.ManagedFieldsOperationApply, `{"f:metadata":{"f:name":{}},"f:spec":{"f:a":{},"f:gates":{"k:{\"name\":\"A\"}":{".":{},"f:name":{}}}}}`),
+		entry("other", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:b":{},"f:gates":{"k:{\"name\":\"A\"}":{"f:state":{}}}}}`),
+	})
+	desired := map[string]any{"apiVersion": "v1", "metadata": map[string]any{"name": "x"},
+		"spec": map[string]any{"a": "1", "b": "2", "gates": []any{map[string]any{"name": "A", "state": "on"}}}}
+	got := Unowned(live, desired, "me")
+	if len(got) != 2 || got[0] != "/spec/b" || got[1] != "/spec/gates/0/state" {
+		t.Fatalf("fields another manager took over count, even with equal values: %v", got)
+	}
+	if got := Unowned(live, desired, "never-applied"); got != nil {
+		t.Fatalf("without an Apply entry there is nothing to lose: %v", got)
+	}
+}
