@@ -71,10 +71,17 @@ func (t *Throttle) Allow(key string) (bool, time.Duration) {
 		return true, 0
 	}
 	b.throttled = true
-	r := b.lim.ReserveN(now, 1)
-	wait := r.DelayFrom(now)
-	r.CancelAt(now)
-	return false, wait
+	return false, t.untilToken(b, now)
+}
+
+// untilToken is how long until b holds a whole token, computed without
+// reserving one (a reservation would move the limiter's clock).
+func (t *Throttle) untilToken(b *bucket, now time.Time) time.Duration {
+	tokens := b.lim.TokensAt(now)
+	if tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - tokens) * float64(t.cfg.Refill))
 }
 
 // Wait reports how long until key may write again, without taking a
@@ -87,14 +94,7 @@ func (t *Throttle) Wait(key string) time.Duration {
 	if b == nil {
 		return 0
 	}
-	now := t.now()
-	if b.lim.TokensAt(now) >= 1 {
-		return 0
-	}
-	r := b.lim.ReserveN(now, 1)
-	wait := r.DelayFrom(now)
-	r.CancelAt(now)
-	return wait
+	return t.untilToken(b, t.now())
 }
 
 // State describes one object's bucket.

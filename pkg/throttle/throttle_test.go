@@ -44,3 +44,38 @@ func TestIdleBucketsAreDropped(t *testing.T) {
 		t.Fatal("idle bucket kept")
 	}
 }
+
+// A person is not a fight: with the default budget, five corrections 7 s
+// apart are all made; a continuous fight then gets one write per Refill,
+// and Wait tells, without taking a token, that nothing may be sent.
+func TestDefaultBudgetServesAPersonAndBoundsAFight(t *testing.T) {
+	now := time.Unix(0, 0)
+	th := New(Config{})
+	th.now = func() time.Time { return now }
+	for i := 0; i < 5; i++ {
+		if w := th.Wait("o"); w != 0 {
+			t.Fatalf("correction %d: wait %s", i+1, w)
+		}
+		if ok, _ := th.Allow("o"); !ok {
+			t.Fatalf("correction %d, 7s after the previous one, refused", i+1)
+		}
+		now = now.Add(7 * time.Second)
+	}
+	writes := 0
+	for elapsed := time.Duration(0); elapsed < time.Hour; elapsed += time.Second {
+		if th.Wait("o") == 0 {
+			if ok, _ := th.Allow("o"); ok {
+				writes++
+			}
+		}
+		now = now.Add(time.Second)
+	}
+	if writes < 29 || writes > 31 {
+		t.Fatalf("a fight lasting an hour gets about 30 writes (one per 2 minutes), got %d", writes)
+	}
+	tokens := th.State("o").Tokens
+	th.Wait("o")
+	if th.State("o").Tokens != tokens {
+		t.Fatal("Wait must not take a token")
+	}
+}
