@@ -48,28 +48,11 @@ func (p Pointer) HasPrefix(q Pointer) bool {
 	return true
 }
 
-// Get returns the value at p.
+// Get returns the value at p (list elements by index or key selector, as
+// in Resolve).
 func Get(doc any, p Pointer) (any, bool) {
-	cur := doc
-	for _, tok := range p {
-		switch c := cur.(type) {
-		case map[string]any:
-			v, ok := c[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			cur = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
+	_, v, ok := walk(doc, p)
+	return v, ok
 }
 
 // Resolve turns p into a concrete pointer into doc: in a list, a token
@@ -77,6 +60,11 @@ func Get(doc any, p Pointer) (any, bool) {
 // have those values, as list-type map keys do; a number is an index. It
 // returns false when p does not resolve in doc.
 func Resolve(doc any, p Pointer) (Pointer, bool) {
+	out, _, ok := walk(doc, p)
+	return out, ok
+}
+
+func walk(doc any, p Pointer) (Pointer, any, bool) {
 	out := make(Pointer, 0, len(p))
 	cur := doc
 	for _, tok := range p {
@@ -84,20 +72,20 @@ func Resolve(doc any, p Pointer) (Pointer, bool) {
 		case map[string]any:
 			v, ok := c[tok]
 			if !ok {
-				return nil, false
+				return nil, nil, false
 			}
 			out, cur = append(out, tok), v
 		case []any:
 			i := index(c, tok)
 			if i < 0 {
-				return nil, false
+				return nil, nil, false
 			}
 			out, cur = append(out, strconv.Itoa(i)), c[i]
 		default:
-			return nil, false
+			return nil, nil, false
 		}
 	}
-	return out, true
+	return out, cur, true
 }
 
 // KeySelector reports whether tok selects a list element by key.
