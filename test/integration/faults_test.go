@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
 
 // faultSpecs run last, on a converged cluster with the HCO in place.
@@ -49,6 +50,21 @@ func faultSpecs(ctx context.Context) {
 		Expect(n).To(And(BeNumerically(">", 0), BeNumerically("<=", 30)), "requests during the fault: %d", n)
 		psiConverged()
 		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Unchanged))
+	})
+
+	It("keeps running through a kube-apiserver restart and converges after, without duplicate writes", func() {
+		psiConverged()
+		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Unchanged))
+		mark := requests.mark()
+		Expect(testenv.StopAPIServer(testEnv)).To(Succeed())
+		Consistently(mgrDone).WithTimeout(3 * time.Second).ShouldNot(BeClosed())
+		Expect(testenv.StartAPIServer(testEnv)).To(Succeed())
+
+		rv := poke()
+		Eventually(func() string { return rec.Health().HCOResourceVersion }).WithTimeout(60 * time.Second).Should(Equal(rv))
+		Expect(writes(requests.since(mark))).To(BeEmpty(), "no duplicate writes after the restart")
+		revertPSI()
+		psiConverged()
 	})
 
 	It("stays up while the API server is unreachable and converges after, without duplicate writes", func() {

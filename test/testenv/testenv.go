@@ -4,9 +4,12 @@ package testenv
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
@@ -63,7 +66,15 @@ func Start(crds []*apiextensionsv1.CustomResourceDefinition) (*envtest.Environme
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, nil, nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run 'make test' (it builds kube-apiserver and etcd with 'make envtest')")
 	}
+	// The API server keeps its certificates in a folder of our own (not one
+	// envtest removes on Stop), so it can be stopped and started again with
+	// the same identity: RestartAPIServer.
+	certDir, err := os.MkdirTemp("", "autopilot-apiserver-")
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	env := &envtest.Environment{CRDInstallOptions: envtest.CRDInstallOptions{CRDs: crds}, ErrorIfCRDPathMissing: true}
+	env.ControlPlane.GetAPIServer().CertDir = certDir
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, nil, nil, err
@@ -74,6 +85,34 @@ func Start(crds []*apiextensionsv1.CustomResourceDefinition) (*envtest.Environme
 		return nil, nil, nil, err
 	}
 	return env, cfg, c, nil
+}
+
+// StopAPIServer stops env's kube-apiserver process (SIGTERM, then SIGKILL
+// if it has not exited after its stop timeout, as with open watches); etcd
+// keeps running. It returns once the serving port is free again.
+func StopAPIServer(env *envtest.Environment) error {
+	api := env.ControlPlane.GetAPIServer()
+	if err := api.Stop(); err != nil && !strings.Contains(err.Error(), "timeout waiting for process") {
+		return err
+	}
+	addr := net.JoinHostPort(api.SecureServing.Address, api.SecureServing.Port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		l, err := net.Listen("tcp", addr)
+		if err == nil {
+			return l.Close()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kube-apiserver port %s still busy: %w", addr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// StartAPIServer starts env's kube-apiserver again on the same address,
+// with the same certificates and data: a restart.
+func StartAPIServer(env *envtest.Environment) error {
+	return env.ControlPlane.GetAPIServer().Start()
 }
 
 // WriteKubeconfig writes cfg's server and credentials to path, for
