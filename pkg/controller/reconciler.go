@@ -70,6 +70,7 @@ type Reconciler struct {
 	evaluator *engine.Evaluator
 	syncer    *engine.Syncer
 	reaper    *tombstone.Reaper
+	direct    client.Reader
 	live      liveReader
 	writer    client.Client
 	recorder  events.EventRecorder
@@ -110,6 +111,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		evaluator: &engine.Evaluator{Renderer: opts.Renderer},
 		syncer:    &engine.Syncer{Client: mgr.GetClient(), Throttle: throttle.New(opts.Throttle)},
 		reaper:    &tombstone.Reaper{Cache: cs, Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()},
+		direct:    mgr.GetAPIReader(),
 		live:      liveReader{cache: cs, direct: mgr.GetAPIReader()},
 		writer:    mgr.GetClient(),
 		recorder:  mgr.GetEventRecorder(annotations.FieldManager),
@@ -178,9 +180,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	r.setIdle(ctx, idle{})
 
-	guard := engine.GuardFor(rc)
+	intent := &freshIntent{reader: r.direct, namespace: r.opts.Namespace, cached: rc}
 	r.recordExclusionErrors(hco, rc.ExclusionErrors)
-	r.recordTombstones(hco, r.reaper.Reap(ctx, r.opts.Tombstones, guard))
+	r.recordTombstones(hco, r.reaper.Reap(ctx, r.opts.Tombstones, intent.guard))
 
 	want := r.baseWatches(rc)
 	var retry time.Duration
@@ -190,7 +192,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		case engine.Included:
 			res = r.syncer.Sync(ctx, d)
 		case engine.Inactive:
-			res = r.inactive(ctx, d, rc, guard)
+			res = r.inactive(ctx, d, rc, intent)
 		default:
 			res = engine.Result{Outcome: d.Outcome, Reason: d.Reason}
 		}
@@ -258,15 +260,26 @@ func (r *Reconciler) baseWatches(rc *rendercontext.RenderContext) map[schema.Gro
 }
 
 // inactive removes what an opt-in asset created once a person turned it
-// off, if the Guard allows. (Evaluate already marked objects kept because
-// only a derived fact changed as Retained.)
-func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rendercontext.RenderContext, guard engine.Guard) engine.Result {
+// off, if the Guard allows, both judged on a fresh read of the HCO.
+// (Evaluate already marked objects kept because only a derived fact
+// changed as Retained.)
+func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rendercontext.RenderContext, intent *freshIntent) engine.Result {
 	res := engine.Result{Outcome: engine.Inactive, Reason: d.Reason}
 	live := d.Live
 	if live == nil || engine.RemovalCandidate(d, rc) == nil {
 		return res
 	}
-	deleted, why, err := guard.SafeDelete(ctx, r.writer, live)
+	fresh, err := intent.context(ctx)
+	if err != nil {
+		// Unknown intent never deletes.
+		res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err
+		return res
+	}
+	if _, _, off := engine.ConditionsHold(d.Asset, fresh); !off {
+		res.Reason = d.Reason + "; kept: the HyperConverged no longer turns it off (the cache was behind)"
+		return res
+	}
+	deleted, why, err := engine.GuardFor(fresh).SafeDelete(ctx, r.writer, live)
 	switch {
 	case err != nil:
 		res.Outcome, res.Reason, res.Err = engine.Failed, "delete: "+err.Error(), err

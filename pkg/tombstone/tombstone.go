@@ -98,9 +98,10 @@ type Reaper struct {
 	gone map[string]bool
 }
 
-// Reap processes every tombstone under guard (the one deletion rule);
-// failures are reported, never fatal.
-func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone, guard engine.Guard) []Result {
+// Reap processes every tombstone under the one deletion rule; guard is
+// asked only when an object is there to delete (the controller answers
+// with a fresh read of the HCO). Failures are reported, never fatal.
+func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone, guard func(context.Context) (engine.Guard, error)) []Result {
 	out := make([]Result, 0, len(tombstones))
 	for _, t := range tombstones {
 		out = append(out, r.reapOne(ctx, t, guard))
@@ -108,7 +109,7 @@ func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone, guard engine.
 	return out
 }
 
-func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard) Result {
+func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guardFor func(context.Context) (engine.Guard, error)) Result {
 	res := Result{Tombstone: t}
 	gvk := t.Object.GroupVersionKind()
 	reader := r.Reader
@@ -127,6 +128,11 @@ func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard) R
 		res.Status = Gone
 		return res
 	case err != nil:
+		res.Status, res.Reason = Error, err.Error()
+		return res
+	}
+	guard, err := guardFor(ctx)
+	if err != nil {
 		res.Status, res.Reason = Error, err.Error()
 		return res
 	}
@@ -156,4 +162,9 @@ func (r *Reaper) markGone(k string) {
 		r.gone = map[string]bool{}
 	}
 	r.gone[k] = true
+}
+
+// Fixed returns a guard function that always answers g.
+func Fixed(g engine.Guard) func(context.Context) (engine.Guard, error) {
+	return func(context.Context) (engine.Guard, error) { return g, nil }
 }

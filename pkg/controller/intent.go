@@ -1,0 +1,52 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+)
+
+// freshIntent re-reads the HCO from the API server before anything is
+// deleted, once per reconcile and only then. The HCO cache and a managed
+// kind's cache are fed by different watches: a reconcile woken by one may
+// still see the HCO before a person's last edit (an exclusion just added, a
+// switch just turned back on). A deletion must follow that last word; a
+// reconcile that deletes nothing costs no request for it.
+type freshIntent struct {
+	reader    client.Reader
+	namespace string
+	cached    *rendercontext.RenderContext
+
+	done  bool
+	fresh *rendercontext.RenderContext
+	err   error
+}
+
+// context returns the render context with the HCO as the API server has it now.
+func (f *freshIntent) context(ctx context.Context) (*rendercontext.RenderContext, error) {
+	if !f.done {
+		f.done = true
+		hco, err := rendercontext.GetHCO(ctx, f.reader, f.namespace)
+		if err != nil {
+			f.err = fmt.Errorf("re-read the HyperConverged before deleting: %w", err)
+			return nil, f.err
+		}
+		c := *f.cached
+		c.SetHCO(hco)
+		f.fresh = &c
+	}
+	return f.fresh, f.err
+}
+
+// guard is the deletion Guard from the fresh HCO.
+func (f *freshIntent) guard(ctx context.Context) (engine.Guard, error) {
+	rc, err := f.context(ctx)
+	if err != nil {
+		return engine.Guard{}, err
+	}
+	return engine.GuardFor(rc), nil
+}
