@@ -95,7 +95,7 @@ func StopAPIServer(env *envtest.Environment) error {
 	if err := api.Stop(); err != nil && !strings.Contains(err.Error(), "timeout waiting for process") {
 		return err
 	}
-	addr := net.JoinHostPort(api.SecureServing.Address, api.SecureServing.Port)
+	addr := net.JoinHostPort(api.Address, api.Port)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		l, err := net.Listen("tcp", addr)
