@@ -2,14 +2,17 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
@@ -39,22 +42,30 @@ func TestFreshIntentReadsTheHCOOnceAndOnlyWhenAsked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mc := &unstructured.Unstructured{}
-		mc.SetKind("MachineConfig")
-		mc.SetName("x")
-		if ok, why := g.MayDelete(mc); ok || why == "" {
+		if ok, why := g.MayDelete(provablyOurs()); ok || !strings.Contains(why, "disabled-resources") {
 			t.Fatalf("the fresh exclusion must protect it: %v %q", ok, why)
 		}
 	}
 	if reads != 1 {
 		t.Fatalf("one read per reconcile, got %d", reads)
 	}
-	if len(f.cached.Exclusions.Rules) != 0 {
-		t.Fatal("the cached context is not changed")
+	if ok, why := engine.GuardFor(f.cached).MayDelete(provablyOurs()); !ok {
+		t.Fatalf("the stale context alone would have deleted it (%s): the test must tell them apart", why)
 	}
 
 	gone := &freshIntent{reader: fake.NewClientBuilder().Build(), namespace: "ns", cached: f.cached}
 	if _, err := gone.guard(context.Background()); err == nil {
 		t.Fatal("an HCO that cannot be read gives no guard: unknown never deletes")
 	}
+}
+
+// provablyOurs is a MachineConfig only an exclusion can protect.
+func provablyOurs() *unstructured.Unstructured {
+	mc := &unstructured.Unstructured{}
+	mc.SetAPIVersion("machineconfiguration.openshift.io/v1")
+	mc.SetKind("MachineConfig")
+	mc.SetName("x")
+	mc.SetLabels(map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue})
+	mc.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: annotations.FieldManager, Operation: metav1.ManagedFieldsOperationApply}})
+	return mc
 }

@@ -182,7 +182,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 
 	intent := &freshIntent{reader: r.direct, namespace: r.opts.Namespace, cached: rc}
 	r.recordExclusionErrors(hco, rc.ExclusionErrors)
-	r.recordTombstones(hco, r.reaper.Reap(ctx, r.opts.Tombstones, intent.guard))
+	r.recordTombstones(hco, r.reaper.Reap(ctx, r.opts.Tombstones, engine.GuardFor(rc), intent.guard))
 
 	want := r.baseWatches(rc)
 	var retry time.Duration
@@ -267,6 +267,11 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 	res := engine.Result{Outcome: engine.Inactive, Reason: d.Reason}
 	live := d.Live
 	if live == nil || engine.RemovalCandidate(d, rc) == nil {
+		return res
+	}
+	if ok, why := engine.GuardFor(rc).MayDelete(live); !ok {
+		// Refused on what is cached already: no need to read further.
+		res.Reason = d.Reason + "; the object is kept: " + why
 		return res
 	}
 	fresh, err := intent.context(ctx)

@@ -78,3 +78,10 @@ func (g *syncGate) unsynced() []string {
 	}
 	return out
 }
+
+// forget drops a kind whose watch was removed: its next read waits anew.
+func (g *syncGate) forget(gvk schema.GroupVersionKind) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.waited, gvk)
+}

@@ -48,6 +48,7 @@ func (w *watches) sync(ctx context.Context, want map[schema.GroupVersionKind]boo
 			return err
 		}
 		delete(w.active, gvk)
+		w.caches.gate.forget(gvk)
 	}
 	return nil
 }

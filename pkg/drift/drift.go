@@ -89,6 +89,19 @@ func (c *compare) subset(want, got any, at, sp jsonpointer.Pointer) {
 		}
 	case []any:
 		g, ok := got.([]any)
+		if keys, granular := c.st.ListKeys(sp); granular && ok {
+			// Merged element by element: find each desired element by
+			// its key (or value, in a set); others' elements do not count.
+			for i, we := range w {
+				j := Find(g, we, keys)
+				if j < 0 {
+					c.out = append(c.out, child(at, strconv.Itoa(i)).String())
+					continue
+				}
+				c.subset(we, g[j], child(at, strconv.Itoa(j)), child(sp, structure.Item))
+			}
+			return
+		}
 		if !ok || len(g) != len(w) {
 			c.out = append(c.out, at.String())
 			return
@@ -110,6 +123,35 @@ func (c *compare) subset(want, got any, at, sp jsonpointer.Pointer) {
 }
 
 func child(p jsonpointer.Pointer, tok string) jsonpointer.Pointer { return structure.Child(p, tok) }
+
+// Find returns the index in list of the element matching elem: equal key
+// fields (a list-type map), or an equal value (a set, no keys); -1 if none.
+func Find(list []any, elem any, keys []string) int {
+	for i, v := range list {
+		if len(keys) == 0 {
+			if Equal(v, elem) {
+				return i
+			}
+			continue
+		}
+		vm, ok1 := v.(map[string]any)
+		em, ok2 := elem.(map[string]any)
+		if !ok1 || !ok2 {
+			continue
+		}
+		match := true
+		for _, k := range keys {
+			if !Equal(vm[k], em[k]) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return i
+		}
+	}
+	return -1
+}
 
 // Equal compares two JSON values exactly, numbers by value (the API server
 // may hand back int64 or float64 for the same number).

@@ -80,9 +80,10 @@ func TestDiffAtomicMapsAndLists(t *testing.T) {
 		"entries":  []any{map[string]any{"name": "x", "v": "1"}},
 	}}}
 	live := desired.DeepCopy()
-	// Others may add to granular maps and to elements of granular lists.
+	// Others may add to granular maps, to granular lists (in any order)
+	// and to their elements.
 	must(t, unstructured.SetNestedField(live.Object, "2", "spec", "labels", "b"))
-	must(t, unstructured.SetNestedSlice(live.Object, []any{map[string]any{"name": "x", "v": "1", "extra": "y"}}, "spec", "entries"))
+	must(t, unstructured.SetNestedSlice(live.Object, []any{map[string]any{"name": "other"}, map[string]any{"name": "x", "v": "1", "extra": "y"}}, "spec", "entries"))
 	if d := Diff(desired, live, "me", st); len(d) != 0 {
 		t.Fatalf("additions to granular maps and lists are not drift: %v", d)
 	}
@@ -93,8 +94,10 @@ func TestDiffAtomicMapsAndLists(t *testing.T) {
 	if d := Diff(desired, live, "me", st); !reflect.DeepEqual(d, []string{"/spec/args", "/spec/selector/matchLabels"}) {
 		t.Fatalf("atomic maps and lists must be equal as a whole: %v", d)
 	}
-	if d := Diff(desired, live, "me", structure.Structure{}); len(d) != 0 {
-		t.Fatalf("without a structure the compare is lenient (the server judges): %v", d)
+	// An element of ours gone from a granular list is drift, at its index.
+	must(t, unstructured.SetNestedSlice(live.Object, []any{map[string]any{"name": "other"}}, "spec", "entries"))
+	if d := Diff(desired, live, "me", st); !reflect.DeepEqual(d, []string{"/spec/args", "/spec/entries/0", "/spec/selector/matchLabels"}) {
+		t.Fatalf("a missing keyed element is drift: %v", d)
 	}
 }
 

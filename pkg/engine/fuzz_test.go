@@ -9,8 +9,9 @@ import (
 )
 
 // FuzzOptInAnnotations: whatever the HCO's switch annotations hold, every
-// asset evaluates without panicking, and nothing is ever a removal
-// candidate unless a person's switch is off.
+// asset evaluates without panicking, and an asset is marked turned off by
+// a person (IntentOff, the only way to removal) exactly when one of its
+// intent conditions fails: a hardware or topology fact alone never does.
 func FuzzOptInAnnotations(f *testing.F) {
 	for _, s := range []string{"true", "false", "", "TRUE", "yes", "1", "true ", "\x00"} {
 		f.Add(s, "MachineConfig/*")
@@ -22,8 +23,16 @@ func FuzzOptInAnnotations(f *testing.F) {
 		}
 		ev, cat, rc := setup(t, hco)
 		for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview(rc)) {
-			if engine.RemovalCandidate(&d, rc) != nil && !d.IntentOff {
-				t.Fatalf("asset %s is a removal candidate without a person's intent", d.Asset.Name)
+			intentOnly := *d.Asset
+			intentOnly.Conditions = nil
+			for _, c := range d.Asset.Conditions {
+				if engine.Intent(c) {
+					intentOnly.Conditions = append(intentOnly.Conditions, c)
+				}
+			}
+			intentHolds, _, _ := engine.ConditionsHold(&intentOnly, rc)
+			if d.IntentOff == intentHolds {
+				t.Fatalf("asset %s: IntentOff=%v but its intent conditions hold=%v", d.Asset.Name, d.IntentOff, intentHolds)
 			}
 		}
 	})

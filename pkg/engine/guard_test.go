@@ -72,7 +72,7 @@ func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
 				}
 			case "tombstone":
 				r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
-				res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, tombstone.Fixed(p.guard))
+				res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, p.guard, nil)
 				if res[0].Status != tombstone.Skipped || res[0].Deleted {
 					t.Errorf("%s/%s: %+v", name, path, res[0])
 				}
@@ -94,7 +94,7 @@ func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
 			}
 		} else {
 			r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
-			if res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, tombstone.Fixed(engine.Guard{})); !res[0].Deleted {
+			if res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, engine.Guard{}, nil); !res[0].Deleted {
 				t.Fatalf("tombstone: %+v", res[0])
 			}
 		}

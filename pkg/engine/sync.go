@@ -35,6 +35,7 @@ type Syncer struct {
 
 	mu       sync.Mutex
 	verified map[string]string // object key -> uid/resourceVersion/desired hash proven in sync
+	created  map[string]bool   // objects this process created or saw live
 }
 
 // NamespaceRetry is how soon an object whose namespace is missing is tried again.
@@ -47,7 +48,9 @@ func ObjectKey(u *unstructured.Unstructured) string {
 
 // Sync applies d.Desired when it differs from d.Live. d must be Included.
 //
-// Creating an object is not a correction and takes no write token. A
+// Creating an object is not a correction and takes no write token;
+// re-creating one this process created or saw (someone keeps deleting it)
+// is, and does. A
 // correction costs one request when the local verdict is certain (every
 // drifted field is now owned by another manager: someone changed what the
 // autopilot had set), else a dry-run first. While the object's bucket is
@@ -56,10 +59,24 @@ func (s *Syncer) Sync(ctx context.Context, d *Decision) Result {
 	if d.Outcome != Included || d.Desired == nil {
 		return Result{Outcome: d.Outcome, Reason: d.Reason}
 	}
-	if d.Live == nil {
-		return s.apply(ctx, d, Result{Drift: []string{"(object absent)"}})
-	}
 	key := ObjectKey(d.Desired)
+	if d.Live == nil {
+		res := Result{Drift: []string{"(object absent)"}}
+		if s.wasCreated(key) {
+			// Someone keeps deleting what this process created (a prune,
+			// another controller): each re-creation of a MachineConfig is
+			// a reboot, so it is a correction and takes a token.
+			if ok, wait := s.Throttle.Allow(key); !ok {
+				return throttled(res, key, wait)
+			}
+		}
+		res = s.apply(ctx, d, res)
+		if res.Outcome == Applied {
+			s.markCreated(key)
+		}
+		return res
+	}
+	s.markCreated(key) // it exists: should it vanish, re-creating it is a correction
 	diff := drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure)
 	if len(diff) == 0 {
 		return Result{Outcome: Unchanged}
@@ -113,6 +130,12 @@ func (s *Syncer) apply(ctx context.Context, d *Decision, res Result) Result {
 		return res
 	}
 	res.Outcome, res.Object = Applied, obj
+	if d.Live != nil && obj.GetResourceVersion() == d.Live.GetResourceVersion() {
+		// The server changed nothing: a verdict we believed certain was
+		// not. Remember it like a dry-run's, so it is never repeated.
+		s.setVerified(ObjectKey(d.Desired), s.stamp(d))
+		return Result{Outcome: Unchanged, Drift: res.Drift}
+	}
 	if d.Live == nil {
 		res.Reason = "created"
 	} else {
@@ -121,12 +144,30 @@ func (s *Syncer) apply(ctx context.Context, d *Decision, res Result) Result {
 	return res
 }
 
-// Forget drops what the Syncer remembers of an object that is gone.
+// Forget drops what the Syncer remembers of an object the autopilot
+// removed itself (an asset turned off): creating it again later is not a
+// correction.
 func (s *Syncer) Forget(key string) {
 	s.Throttle.Forget(key)
 	s.mu.Lock()
 	delete(s.verified, key)
+	delete(s.created, key)
 	s.mu.Unlock()
+}
+
+func (s *Syncer) wasCreated(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.created[key]
+}
+
+func (s *Syncer) markCreated(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.created == nil {
+		s.created = map[string]bool{}
+	}
+	s.created[key] = true
 }
 
 // dryRun reports whether applying desired would change the live object.
@@ -183,7 +224,9 @@ func opponents(live *unstructured.Unstructured, diff []string) (out []string, ce
 			continue
 		}
 		owners := managedfields.Owners(live, p, annotations.FieldManager)
-		if len(owners) == 0 {
+		if len(managedfields.WholeOwners(live, p, annotations.FieldManager)) == 0 {
+			// Nobody else holds the whole field (a default, an element
+			// added beside ours): let the server judge.
 			certain = false
 		}
 		for _, m := range owners {

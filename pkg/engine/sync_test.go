@@ -84,6 +84,19 @@ func TestSyncCreateTakesNoToken(t *testing.T) {
 	if len(srv.calls) != 1 || srv.calls[0] != "apply" {
 		t.Fatalf("calls %v", srv.calls)
 	}
+	// Someone deleted it: re-creating is a correction (a deletion loop is a
+	// fight, and each MachineConfig re-creation a reboot).
+	if res := s.Sync(context.Background(), decision(nil, "v")); res.Outcome != engine.Applied {
+		t.Fatalf("%+v", res)
+	}
+	if res := s.Sync(context.Background(), decision(nil, "v")); res.Outcome != engine.Throttled || len(srv.calls) != 2 {
+		t.Fatalf("a deletion loop is throttled with nothing sent: %+v, calls %v", res, srv.calls)
+	}
+	// Removed by the autopilot itself (switch off): creating again is free.
+	s.Forget("ConfigMap/ns/cm")
+	if res := s.Sync(context.Background(), decision(nil, "v")); res.Outcome != engine.Applied {
+		t.Fatalf("%+v", res)
+	}
 }
 
 func TestSyncCertainVerdictIsOneRequest(t *testing.T) {

@@ -57,12 +57,22 @@ func decode(e metav1.ManagedFieldsEntry) *fieldpath.Set {
 // part of it, or an atomic value containing it) in live, sorted, from the
 // entries of live's apiVersion.
 func Owners(live *unstructured.Unstructured, p jsonpointer.Pointer, self string) []string {
+	return owners(live, p, self, false)
+}
+
+// WholeOwners returns the managers other than self owning all of the
+// field at p: p itself or an atomic value containing it, not just a part.
+func WholeOwners(live *unstructured.Unstructured, p jsonpointer.Pointer, self string) []string {
+	return owners(live, p, self, true)
+}
+
+func owners(live *unstructured.Unstructured, p jsonpointer.Pointer, self string, whole bool) []string {
 	seen := map[string]bool{}
 	for _, e := range live.GetManagedFields() {
 		if (e.Manager == self && e.Operation == metav1.ManagedFieldsOperationApply) || !sameVersion(e, live) {
 			continue
 		}
-		if set := decode(e); set != nil && owns(set, live.Object, p) {
+		if set := decode(e); set != nil && owns(set, live.Object, p, whole) {
 			seen[e.Manager] = true
 		}
 	}
@@ -79,7 +89,7 @@ func Owners(live *unstructured.Unstructured, p jsonpointer.Pointer, self string)
 // below it (an atomic value); a member with children (a list item's "."
 // entry) owns only the item's existence. Reaching the end of p inside the
 // set means part of the field is owned.
-func owns(set *fieldpath.Set, live any, p jsonpointer.Pointer) bool {
+func owns(set *fieldpath.Set, live any, p jsonpointer.Pointer, whole bool) bool {
 	node, cur := set, live
 	for _, tok := range p {
 		pe, next, ok := element(node, cur, tok)
@@ -95,7 +105,7 @@ func owns(set *fieldpath.Set, live any, p jsonpointer.Pointer) bool {
 		}
 		node, cur = child, next
 	}
-	return !node.Empty()
+	return !whole && !node.Empty()
 }
 
 // element finds the path element naming token tok of cur in node: a field
@@ -248,11 +258,12 @@ func token(pe fieldpath.PathElement) string {
 }
 
 // Unowned lists the fields desired sets that manager's Apply entry (in
-// live's apiVersion) does not own: someone else took them over (a forced
-// apply, an update), so the autopilot no longer holds them even where the
-// value still matches, and their new owner could remove them. Applying
-// takes them back. Nil when manager never applied live (the label and
-// other differences decide then). Identity is not ownership and is skipped.
+// live's apiVersion) does not own and another manager owns whole: someone
+// took them over (a forced apply, an update), so the autopilot no longer
+// holds them even where the value still matches, and their new owner could
+// remove them. Applying takes them back. Fields nobody owns (a server
+// default a mask adopted) are not reported: no one can remove them. Nil
+// when manager never applied live. Identity is skipped.
 func Unowned(live *unstructured.Unstructured, desired map[string]any, manager string) []string {
 	var set *fieldpath.Set
 	for _, e := range live.GetManagedFields() {
@@ -264,12 +275,19 @@ func Unowned(live *unstructured.Unstructured, desired map[string]any, manager st
 	if set == nil {
 		return nil
 	}
-	var out []string
+	var candidates []string
 	for k, v := range desired {
 		if k == "apiVersion" || k == "kind" {
 			continue
 		}
-		unowned(set, k, v, jsonpointer.Pointer{k}, &out)
+		unowned(set, k, v, jsonpointer.Pointer{k}, &candidates)
+	}
+	var out []string
+	for _, c := range candidates {
+		p, err := jsonpointer.Parse(c)
+		if err == nil && len(WholeOwners(live, p, manager)) > 0 {
+			out = append(out, c)
+		}
 	}
 	sort.Strings(out)
 	return out

@@ -3,9 +3,9 @@ package overrides
 import (
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubevirt/virt-platform-autopilot/pkg/jsonpointer"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
 
@@ -59,19 +59,24 @@ func FuzzIgnoreFields(f *testing.F) {
 		}
 		desired, live := obj(spec()), obj(spec())
 		live.Object["spec"].(map[string]any)["list"] = []any{"y", "z"}
-		for _, st := range []structure.Structure{{}, {Known: true, GranularLists: map[string]bool{"/spec/keyed": true}}} {
+		live.Object["spec"].(map[string]any)["keyed"] = []any{map[string]any{"name": "x", "v": "2"}, map[string]any{"name": "y", "v": "3"}}
+		managed(live, "me", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:a":{},"f:m":{"f:x":{}},"f:keyed":{"k:{\"name\":\"x\"}":{".":{},"f:name":{},"f:v":{}}}}}`)
+		managed(live, "other", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:m":{"f:y":{}},"f:keyed":{"k:{\"name\":\"x\"}":{"f:name":{},"f:v":{}},"k:{\"name\":\"y\"}":{".":{},"f:name":{},"f:v":{}}}}}`)
+		for _, st := range []structure.Structure{{}, {Known: true, GranularLists: map[string][]string{"/spec/keyed": {"name"}}}} {
 			d := desired.DeepCopy()
 			Mask(d, live, ptrs, "me", st)
-			if l, _, _ := unstructured.NestedSlice(d.Object, "spec", "keyed"); len(l) > 1 {
-				t.Fatalf("%q added an element to a keyed list: %v", v, l)
-			}
-			if _, err := d.MarshalJSON(); err != nil {
-				t.Fatalf("%q made desired unencodable: %v", v, err)
-			}
-			for _, p := range ptrs {
-				if p.HasPrefix(jsonpointer.Pointer{"metadata", "name"}) {
-					t.Fatalf("%q reached identity", v)
+			// Known granular list: only our element x is ever sent. Unknown
+			// structure: the live list may be adopted whole (it keeps every
+			// live element), but nothing that is not live, and no keyless one.
+			allowed := map[any]bool{"x": true, "y": !st.Known}
+			l, _, _ := unstructured.NestedSlice(d.Object, "spec", "keyed")
+			for _, e := range l {
+				if m, ok := e.(map[string]any); !ok || !allowed[m["name"]] {
+					t.Fatalf("%q (structure known=%v) sent a keyed element it must not: %v", v, st.Known, l)
 				}
+			}
+			if d.GetName() != "n" || d.GetNamespace() != "ns" || d.GetKind() != "ConfigMap" {
+				t.Fatalf("%q changed identity", v)
 			}
 		}
 	})

@@ -2,12 +2,14 @@ package overrides
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/drift"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/jsonpointer"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/managedfields"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
@@ -83,9 +85,16 @@ type masker struct {
 	st            structure.Structure
 }
 
-// keep makes desired at dp hold live's state at lp (value lv).
-func (m *masker) keep(dp, lp jsonpointer.Pointer, lv any) {
-	if lm, ok := lv.(map[string]any); ok && !m.atomicMapAt(lp) {
+// keep makes desired at dp hold live's state at lp (value lv). keys are
+// the key fields of a list-map element being kept: they identify it and
+// are never dropped.
+func (m *masker) keep(dp, lp jsonpointer.Pointer, lv any, keys ...string) {
+	sp := m.st.Path(m.live.Object, lp)
+	switch l := lv.(type) {
+	case map[string]any:
+		if m.st.AtomicMap(sp) {
+			break
+		}
 		dv, _ := jsonpointer.Get(m.desired.Object, dp)
 		dm, isMap := dv.(map[string]any)
 		if !isMap {
@@ -93,14 +102,29 @@ func (m *masker) keep(dp, lp jsonpointer.Pointer, lv any) {
 			_ = jsonpointer.Set(m.desired.Object, dp, dm)
 		}
 		for k := range dm {
-			if _, ok := lm[k]; !ok {
+			if _, ok := l[k]; !ok {
 				delete(dm, k) // absent live
 			}
 		}
-		for k, v := range lm {
+		for k, v := range l {
+			if slices.Contains(keys, k) {
+				dm[k] = runtime.DeepCopyJSONValue(v)
+				continue
+			}
 			m.keep(structure.Child(dp, k), structure.Child(lp, k), v)
 		}
 		return
+	case []any:
+		if listKeys, granular := m.st.ListKeys(sp); granular {
+			m.keepGranular(dp, lp, l, listKeys)
+			return
+		}
+		if !m.st.Known {
+			// Atomic or not, unknown: adopting the whole live list keeps
+			// every element, whoever owns it.
+			_ = jsonpointer.Set(m.desired.Object, dp, runtime.DeepCopyJSONValue(lv))
+			return
+		}
 	}
 	if !m.st.InsideAtomic(m.live.Object, lp) && len(managedfields.Owners(m.live, lp, m.self)) > 0 {
 		jsonpointer.Delete(m.desired.Object, dp)
@@ -109,25 +133,25 @@ func (m *masker) keep(dp, lp jsonpointer.Pointer, lv any) {
 	_ = jsonpointer.Set(m.desired.Object, dp, runtime.DeepCopyJSONValue(lv))
 }
 
-func (m *masker) atomicMapAt(lp jsonpointer.Pointer) bool {
-	if !m.st.Known {
-		return false
-	}
-	var sp jsonpointer.Pointer
-	cur := any(m.live.Object)
-	for _, tok := range lp {
-		switch c := cur.(type) {
-		case map[string]any:
-			sp, cur = m.st.Key(sp, tok), c[tok]
-		case []any:
-			i, _ := strconv.Atoi(tok)
-			if i < 0 || i >= len(c) {
-				return false
-			}
-			sp, cur = structure.Child(sp, structure.Item), c[i]
+// keepGranular keeps a list merged element by element: desired's elements
+// absent live are dropped, the others kept element by element; elements
+// only live has are not ours to send (apply leaves them alone).
+func (m *masker) keepGranular(dp, lp jsonpointer.Pointer, live []any, keys []string) {
+	dv, _ := jsonpointer.Get(m.desired.Object, dp)
+	dl, _ := dv.([]any)
+	kept := make([]any, 0, len(dl))
+	for _, de := range dl {
+		if drift.Find(live, de, keys) >= 0 {
+			kept = append(kept, de)
 		}
 	}
-	return m.st.AtomicMap(sp)
+	if dl != nil {
+		_ = jsonpointer.Set(m.desired.Object, dp, kept)
+	}
+	for i, de := range kept {
+		j := drift.Find(live, de, keys)
+		m.keep(structure.Child(dp, strconv.Itoa(i)), structure.Child(lp, strconv.Itoa(j)), live[j], keys...)
+	}
 }
 
 // placeFor finds where in desired the live location lp (pointer p) goes

@@ -148,7 +148,7 @@ func TestMaskKeyedListAndUnresolved(t *testing.T) {
 	// a keyless element.
 	desired = obj(map[string]any{"gates": []any{map[string]any{"name": "A", "state": "on"}}})
 	ptrs, _ = ParseIgnoreFields("/spec/gates/1/state")
-	Mask(desired, live, ptrs, "autopilot", structure.Structure{Known: true, GranularLists: map[string]bool{"/spec/gates": true}})
+	Mask(desired, live, ptrs, "autopilot", structure.Structure{Known: true, GranularLists: map[string][]string{"/spec/gates": {"name"}}})
 	if g := desired.Object["spec"].(map[string]any)["gates"].([]any); len(g) != 1 {
 		t.Fatalf("no element may be added: %v", g)
 	}
@@ -158,4 +158,27 @@ func equalJSON(a, b any) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
+}
+
+// A pointer on (or above) a granular list never drops the list because
+// someone owns one element: the autopilot's elements stay, key fields
+// always stay, others' elements are not taken over.
+func TestMaskGranularListKeepsOurElements(t *testing.T) {
+	st := structure.Structure{Known: true, GranularLists: map[string][]string{"/spec/gates": {"name"}}}
+	live := obj(map[string]any{"gates": []any{
+		map[string]any{"name": "A", "state": "on"},
+		map[string]any{"name": "B", "state": "user"},
+	}})
+	managed(live, "autopilot", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:gates":{"k:{\"name\":\"A\"}":{".":{},"f:name":{},"f:state":{}}}}}`)
+	managed(live, "admin", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:gates":{"k:{\"name\":\"A\"}":{"f:name":{}},"k:{\"name\":\"B\"}":{".":{},"f:name":{},"f:state":{}}}}}`)
+	desired := obj(map[string]any{"gates": []any{map[string]any{"name": "A", "state": "golden"}, map[string]any{"name": "C", "state": "x"}}})
+	for _, ptr := range []string{"/spec/gates", "/spec"} {
+		d := desired.DeepCopy()
+		ptrs, _ := ParseIgnoreFields(ptr)
+		Mask(d, live, ptrs, "autopilot", st)
+		want := []any{map[string]any{"name": "A", "state": "on"}}
+		if got := d.Object["spec"].(map[string]any)["gates"]; !equalJSON(got, want) {
+			t.Errorf("%s: got %v, want %v", ptr, got, want)
+		}
+	}
 }

@@ -33,10 +33,24 @@ type Structure struct {
 	// AtomicMaps and GranularLists hold schema paths (RFC 6901, Item for
 	// list elements and map values).
 	AtomicMaps map[string]bool
-	// Below a field that preserves unknown fields and declares nothing,
-	// the server deduces: maps granular, lists atomic, which these
-	// defaults already say.
-	GranularLists map[string]bool
+	// GranularLists maps each list-type map or set to its key fields
+	// (none for a set). Below a field that preserves unknown fields and
+	// declares nothing, the server deduces: maps granular, lists atomic,
+	// which these defaults already say.
+	GranularLists map[string][]string
+	// FreeMaps holds maps of additionalProperties: their keys are data,
+	// so the schema path of a value is Item.
+	FreeMaps map[string]bool
+}
+
+// ListKeys returns the key fields of the granular list at schema path p,
+// and whether it is granular.
+func (s Structure) ListKeys(p jsonpointer.Pointer) ([]string, bool) {
+	if !s.Known {
+		return nil, false
+	}
+	k, ok := s.GranularLists[p.String()]
+	return k, ok
 }
 
 // AtomicMap reports whether the map at schema path p is replaced whole.
@@ -47,21 +61,40 @@ func (s Structure) AtomicMap(p jsonpointer.Pointer) bool {
 // AtomicList reports whether the list at schema path p is replaced whole
 // (false when the structure is unknown).
 func (s Structure) AtomicList(p jsonpointer.Pointer) bool {
-	return s.Known && !s.GranularLists[p.String()]
+	_, granular := s.GranularLists[p.String()]
+	return s.Known && !granular
 }
 
-// Key is the schema path of map key k below the schema path sp: the key
-// itself where the schema names it, else Item (a map of additional
-// properties).
+// Key is the schema path of map key k below the schema path sp: Item in a
+// map of additional properties, else the key itself.
 func (s Structure) Key(sp jsonpointer.Pointer, k string) jsonpointer.Pointer {
-	named := Child(sp, k)
-	if !s.Known || s.AtomicMaps[named.String()] || s.GranularLists[named.String()] {
-		return named
+	if s.Known && s.FreeMaps[sp.String()] {
+		return Child(sp, Item)
 	}
-	if item := Child(sp, Item); s.AtomicMaps[item.String()] || s.GranularLists[item.String()] {
-		return item
+	return Child(sp, k)
+}
+
+// Path turns a concrete pointer into doc into its schema path.
+func (s Structure) Path(doc any, p jsonpointer.Pointer) jsonpointer.Pointer {
+	var sp jsonpointer.Pointer
+	cur := doc
+	for _, tok := range p {
+		switch c := cur.(type) {
+		case map[string]any:
+			sp, cur = s.Key(sp, tok), c[tok]
+		case []any:
+			i, _ := strconv.Atoi(tok)
+			sp = Child(sp, Item)
+			if i >= 0 && i < len(c) {
+				cur = c[i]
+			} else {
+				cur = nil
+			}
+		default:
+			sp, cur = Child(sp, tok), nil
+		}
 	}
-	return named
+	return sp
 }
 
 // InsideAtomic reports whether the concrete pointer p into doc passes
@@ -107,7 +140,7 @@ func FromCRD(crd *apiextensionsv1.CustomResourceDefinition, version string) Stru
 			if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 				return Structure{}
 			}
-			s := Structure{Known: true, AtomicMaps: map[string]bool{}, GranularLists: map[string]bool{}}
+			s := Structure{Known: true, AtomicMaps: map[string]bool{}, GranularLists: map[string][]string{}, FreeMaps: map[string]bool{}}
 			walk(v.Schema.OpenAPIV3Schema, nil, &s)
 			return s
 		}
@@ -123,7 +156,7 @@ func walk(p *apiextensionsv1.JSONSchemaProps, at jsonpointer.Pointer, s *Structu
 	switch p.Type {
 	case "array":
 		if p.XListType != nil && (*p.XListType == "map" || *p.XListType == "set") {
-			s.GranularLists[at.String()] = true
+			s.GranularLists[at.String()] = append([]string{}, p.XListMapKeys...)
 			if p.Items != nil && p.Items.Schema != nil {
 				walk(p.Items.Schema, child(Item), s)
 			}
@@ -137,14 +170,16 @@ func walk(p *apiextensionsv1.JSONSchemaProps, at jsonpointer.Pointer, s *Structu
 			walk(&prop, child(name), s)
 		}
 		if p.AdditionalProperties != nil && p.AdditionalProperties.Schema != nil {
+			s.FreeMaps[at.String()] = true
 			walk(p.AdditionalProperties.Schema, child(Item), s)
 		}
 	}
 }
 
 type encoded struct {
-	AtomicMaps    []string `json:"m,omitempty"`
-	GranularLists []string `json:"l,omitempty"`
+	AtomicMaps    []string            `json:"m,omitempty"`
+	GranularLists map[string][]string `json:"l,omitempty"`
+	FreeMaps      []string            `json:"f,omitempty"`
 }
 
 // EncodeCRD renders the structure of every version of crd that has a
@@ -153,7 +188,7 @@ func EncodeCRD(crd *apiextensionsv1.CustomResourceDefinition) string {
 	all := map[string]encoded{}
 	for _, v := range crd.Spec.Versions {
 		if s := FromCRD(crd, v.Name); s.Known {
-			all[v.Name] = encoded{keys(s.AtomicMaps), keys(s.GranularLists)}
+			all[v.Name] = encoded{keys(s.AtomicMaps), s.GranularLists, keys(s.FreeMaps)}
 		}
 	}
 	if len(all) == 0 {
@@ -174,7 +209,11 @@ func Decode(annotation, version string) Structure {
 	if !ok {
 		return Structure{}
 	}
-	return Structure{Known: true, AtomicMaps: set(e.AtomicMaps), GranularLists: set(e.GranularLists)}
+	gl := e.GranularLists
+	if gl == nil {
+		gl = map[string][]string{}
+	}
+	return Structure{Known: true, AtomicMaps: set(e.AtomicMaps), GranularLists: gl, FreeMaps: set(e.FreeMaps)}
 }
 
 func keys(m map[string]bool) []string {

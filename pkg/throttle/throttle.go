@@ -94,7 +94,12 @@ func (t *Throttle) Wait(key string) time.Duration {
 	if b == nil {
 		return 0
 	}
-	return t.untilToken(b, t.now())
+	now := t.now()
+	wait := t.untilToken(b, now)
+	if wait > 0 {
+		b.throttled, b.lastUsed = true, now
+	}
+	return wait
 }
 
 // State describes one object's bucket.
@@ -114,13 +119,15 @@ func (t *Throttle) State(key string) State {
 	return State{Tokens: b.lim.TokensAt(t.now()), Throttled: b.throttled}
 }
 
-// Throttled counts objects whose last write attempt was refused.
+// Throttled counts objects whose last write attempt was refused and whose
+// budget has not refilled since.
 func (t *Throttle) Throttled() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	now := t.now()
 	n := 0
 	for _, b := range t.buckets {
-		if b.throttled {
+		if b.throttled && b.lim.TokensAt(now) < 1 {
 			n++
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -96,28 +97,43 @@ type Reaper struct {
 
 	mu   sync.Mutex
 	gone map[string]bool
+	// skipped remembers, for kinds read from the API server, objects left
+	// in place and when to read them again (once a minute, not every pass).
+	skipped map[string]skip
 }
 
-// Reap processes every tombstone under the one deletion rule; guard is
-// asked only when an object is there to delete (the controller answers
-// with a fresh read of the HCO). Failures are reported, never fatal.
-func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone, guard func(context.Context) (engine.Guard, error)) []Result {
+type skip struct {
+	until time.Time
+	res   Result
+}
+
+// Recheck is how long a skipped object of an unwatched kind is not read again.
+var Recheck = time.Minute
+
+// Reap processes every tombstone under the one deletion rule: guard
+// first; confirm (may be nil) only when guard allows a deletion (the
+// controller answers with a fresh read of the HCO). Failures are
+// reported, never fatal.
+func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone, guard engine.Guard, confirm func(context.Context) (engine.Guard, error)) []Result {
 	out := make([]Result, 0, len(tombstones))
 	for _, t := range tombstones {
-		out = append(out, r.reapOne(ctx, t, guard))
+		out = append(out, r.reapOne(ctx, t, guard, confirm))
 	}
 	return out
 }
 
-func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guardFor func(context.Context) (engine.Guard, error)) Result {
+func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, confirm func(context.Context) (engine.Guard, error)) Result {
 	res := Result{Tombstone: t}
 	gvk := t.Object.GroupVersionKind()
 	reader := r.Reader
-	if r.Watched != nil && r.Watched(gvk) {
+	watched := r.Watched != nil && r.Watched(gvk)
+	if watched {
 		reader = r.Cache
 	} else if r.isGone(t.Key()) {
 		res.Status = Gone
 		return res
+	} else if prev, ok := r.recentSkip(t.Key()); ok {
+		return prev
 	}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(gvk)
@@ -131,10 +147,19 @@ func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guardFor func(context
 		res.Status, res.Reason = Error, err.Error()
 		return res
 	}
-	guard, err := guardFor(ctx)
-	if err != nil {
-		res.Status, res.Reason = Error, err.Error()
+	if ok, why := guard.MayDelete(live); !ok {
+		res.Status, res.Reason = Skipped, "may not delete: "+why
+		if !watched {
+			r.rememberSkip(t.Key(), res)
+		}
 		return res
+	}
+	if confirm != nil {
+		var err error
+		if guard, err = confirm(ctx); err != nil {
+			res.Status, res.Reason = Error, err.Error()
+			return res
+		}
 	}
 	deleted, why, err := guard.SafeDelete(ctx, r.Writer, live)
 	switch {
@@ -147,6 +172,25 @@ func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guardFor func(context
 		res.Status, res.Deleted = Gone, true
 	}
 	return res
+}
+
+func (r *Reaper) recentSkip(k string) (Result, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.skipped[k]
+	if !ok || time.Now().After(s.until) {
+		return Result{}, false
+	}
+	return s.res, true
+}
+
+func (r *Reaper) rememberSkip(k string, res Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.skipped == nil {
+		r.skipped = map[string]skip{}
+	}
+	r.skipped[k] = skip{until: time.Now().Add(Recheck), res: res}
 }
 
 func (r *Reaper) isGone(k string) bool {
@@ -164,7 +208,3 @@ func (r *Reaper) markGone(k string) {
 	r.gone[k] = true
 }
 
-// Fixed returns a guard function that always answers g.
-func Fixed(g engine.Guard) func(context.Context) (engine.Guard, error) {
-	return func(context.Context) (engine.Guard, error) { return g, nil }
-}
