@@ -207,4 +207,3 @@ func (r *Reaper) markGone(k string) {
 	}
 	r.gone[k] = true
 }
-
