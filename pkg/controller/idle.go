@@ -38,10 +38,8 @@ type IdleStatus struct {
 	Message string     `json:"message"`
 }
 
-type idle = IdleStatus
-
 // idleReasonFor explains a failed HCO read from the listed CRDs.
-func idleReasonFor(f rendercontext.Facts, namespace string, err error) idle {
+func idleReasonFor(f rendercontext.Facts, namespace string, err error) IdleStatus {
 	var served []string
 	found := false
 	for i := range f.CRDs {
@@ -57,19 +55,19 @@ func idleReasonFor(f rendercontext.Facts, namespace string, err error) idle {
 	}
 	switch {
 	case !found:
-		return idle{IdleHCOCRDAbsent, fmt.Sprintf("CRD %s is not installed: install OpenShift Virtualization (HCO)", rendercontext.HCOCRD)}
+		return IdleStatus{IdleHCOCRDAbsent, fmt.Sprintf("CRD %s is not installed: install OpenShift Virtualization (HCO)", rendercontext.HCOCRD)}
 	case !slices.Contains(served, rendercontext.HCOVersion):
-		return idle{IdleHCOVersionUnserved, fmt.Sprintf("CRD %s serves %s but not %s, the version the autopilot reads: upgrade the HCO operator",
+		return IdleStatus{IdleHCOVersionUnserved, fmt.Sprintf("CRD %s serves %s but not %s, the version the autopilot reads: upgrade the HCO operator",
 			rendercontext.HCOCRD, strings.Join(served, ", "), rendercontext.HCOVersion)}
 	case meta.IsNoMatchError(err):
-		return idle{IdleHCOVersionUnserved, fmt.Sprintf("%s/%s is not discoverable yet: %v", rendercontext.HCOGroup, rendercontext.HCOVersion, err)}
+		return IdleStatus{IdleHCOVersionUnserved, fmt.Sprintf("%s/%s is not discoverable yet: %v", rendercontext.HCOGroup, rendercontext.HCOVersion, err)}
 	}
-	return idle{IdleHCOAbsent, fmt.Sprintf("no HyperConverged %s in namespace %s (--namespace)", rendercontext.HCOName, namespace)}
+	return IdleStatus{IdleHCOAbsent, fmt.Sprintf("no HyperConverged %s in namespace %s (--namespace)", rendercontext.HCOName, namespace)}
 }
 
 // setIdle records why nothing is written (zero value: not idle): one log
 // line when it changes, a gauge per reason, /debug/health.
-func (r *Reconciler) setIdle(ctx context.Context, i idle) {
+func (r *Reconciler) setIdle(ctx context.Context, i IdleStatus) {
 	r.status.mu.Lock()
 	prev := r.status.idle
 	r.status.idle = i

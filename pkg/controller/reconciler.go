@@ -175,10 +175,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if rc.HCOTerminating() {
 		// Uninstall: the operators owning the operands clean up. Writing
 		// now would re-create what they delete; deleting is not ours to do.
-		r.setIdle(ctx, idle{Reason: IdleHCOTerminating, Message: "HyperConverged " + r.opts.Namespace + "/" + rendercontext.HCOName + " is being deleted: nothing is written or deleted"})
+		r.setIdle(ctx, IdleStatus{Reason: IdleHCOTerminating, Message: "HyperConverged " + r.opts.Namespace + "/" + rendercontext.HCOName + " is being deleted: nothing is written or deleted"})
 		return r.finish(ctx, hco.GetResourceVersion(), r.baseWatches(rc), 0)
 	}
-	r.setIdle(ctx, idle{})
+	r.setIdle(ctx, IdleStatus{})
 
 	intent := &freshIntent{reader: r.direct, namespace: r.opts.Namespace, cached: rc}
 	r.recordExclusionErrors(hco, rc.ExclusionErrors)

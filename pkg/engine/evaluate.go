@@ -80,6 +80,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		d.Rendered = obj
 	}
 	desired := obj.DeepCopy()
+	d.Structure = rc.Structure(gvk)
 	if d.Live != nil {
 		liveAnn := d.Live.GetAnnotations()
 		if liveAnn[annotations.Mode] == annotations.ModeUnmanaged {
@@ -102,7 +103,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			d.Customizations = append(d.Customizations, "ignore-fields")
 			ptrs, err := overrides.ParseIgnoreFields(v)
 			if err == nil {
-				d.Unresolved = overrides.Mask(desired, d.Live, ptrs, annotations.FieldManager, rc.Structure(gvk))
+				d.Unresolved = overrides.Mask(desired, d.Live, ptrs, annotations.FieldManager, d.Structure)
 			}
 			if err != nil {
 				d.Outcome, d.Annotation, d.Reason, d.InvalidReason = Invalid, annotations.IgnoreFields, err.Error(), invalidReason(err)
@@ -112,7 +113,6 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	}
 	stamp(desired, a.Name)
 	d.Desired = desired
-	d.Structure = rc.Structure(gvk)
 	d.Outcome = Included
 	return d
 }

@@ -12,9 +12,11 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
 
 // HCO identity. The HCO is the single reconcile key.
@@ -45,6 +47,8 @@ type RenderContext struct {
 	// AssumeAllKinds treats every kind and CRD as installed: an offline
 	// render without CRD facts previews everything that would be active.
 	AssumeAllKinds bool
+
+	structures map[schema.GroupVersionKind]structure.Structure
 }
 
 // Topology are cluster shape facts.

@@ -107,15 +107,24 @@ func (rc *RenderContext) KindAvailable(gvk schema.GroupVersionKind) bool {
 // Structure returns how the API server merges gvk's maps and lists, read
 // from its CRD (the summary the cache keeps in structure.Annotation, else
 // the schema itself). Unknown for built-in kinds and offline.
+// Decoded once per kind per context (a reconcile), not once per asset.
 func (rc *RenderContext) Structure(gvk schema.GroupVersionKind) structure.Structure {
-	crd := rc.CRDFor(gvk.GroupKind())
-	if crd == nil {
-		return structure.Structure{}
+	if st, ok := rc.structures[gvk]; ok {
+		return st
 	}
-	if v, ok := crd.Annotations[structure.Annotation]; ok {
-		return structure.Decode(v, gvk.Version)
+	var st structure.Structure
+	if crd := rc.CRDFor(gvk.GroupKind()); crd != nil {
+		if v, ok := crd.Annotations[structure.Annotation]; ok {
+			st = structure.Decode(v, gvk.Version)
+		} else {
+			st = structure.FromCRD(crd, gvk.Version)
+		}
 	}
-	return structure.FromCRD(crd, gvk.Version)
+	if rc.structures == nil {
+		rc.structures = map[schema.GroupVersionKind]structure.Structure{}
+	}
+	rc.structures[gvk] = st
+	return st
 }
 
 // CRDFor returns the CRD defining gk, if installed.
