@@ -41,11 +41,17 @@ type Config struct {
 	DebugAllowRemote bool
 	// MetricsSecure serves metrics over HTTPS, authenticating and
 	// authorizing every scrape against the API server.
-	MetricsSecure  bool
+	MetricsSecure bool
+	// MetricsCertDir holds tls.crt and tls.key for secure metrics (on
+	// OpenShift: the service CA's serving certificate, so Prometheus can
+	// verify it); empty: a self-signed certificate.
+	MetricsCertDir string
 	LeaderElection bool
-	Resync         time.Duration
-	UnwatchedPoll  time.Duration
-	Throttle       throttle.Config
+	// LeaderElectionNamespace holds the leader lease; empty: Namespace.
+	LeaderElectionNamespace string
+	Resync                  time.Duration
+	UnwatchedPoll           time.Duration
+	Throttle                throttle.Config
 }
 
 // Scheme holds the typed kinds the autopilot reads; managed kinds are
@@ -87,6 +93,9 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 	if c.MetricsSecure {
 		metrics.SecureServing = true
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+		if c.MetricsCertDir != "" {
+			metrics.CertDir, metrics.CertName, metrics.KeyName = c.MetricsCertDir, "tls.crt", "tls.key"
+		}
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
@@ -95,7 +104,7 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 		HealthProbeBindAddress:  orDisabled(c.ProbeBindAddress),
 		LeaderElection:          c.LeaderElection,
 		LeaderElectionID:        "virt-platform-autopilot.kubevirt.io",
-		LeaderElectionNamespace: c.Namespace,
+		LeaderElectionNamespace: c.leaseNamespace(),
 		// A replica that shuts down hands the lease over at once instead of
 		// letting it expire: failover in seconds. Safe because the manager
 		// stops every writer before it releases.
@@ -154,4 +163,11 @@ func orDisabled(addr string) string {
 		return "0"
 	}
 	return addr
+}
+
+func (c Config) leaseNamespace() string {
+	if c.LeaderElectionNamespace != "" {
+		return c.LeaderElectionNamespace
+	}
+	return c.Namespace
 }

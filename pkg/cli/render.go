@@ -1,16 +1,13 @@
-// Package cli holds the binary's subcommands that tests run in-process.
 package cli
 
 import (
+	"bytes"
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"k8s.io/client-go/tools/clientcmd"
+	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
@@ -19,54 +16,13 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
-
-// Exit codes of render, like kubectl diff's.
-const (
-	exitOK      = 0
-	exitChanges = 1
-	exitError   = 2
-)
-
-// Render shows what the controller would do, offline (--hco-file) or
-// against a live cluster (--kubeconfig / KUBECONFIG). It returns the exit
-// code: 0 done (diff: nothing would change), 1 diff found changes, 2 error.
+// Render runs 'render args...' and returns the exit code; tests use it.
 func Render(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("render", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		hcoFile      = fs.String("hco-file", "", "render offline from this HyperConverged YAML (no cluster needed)")
-		nodesFile    = fs.String("nodes-file", "", "offline: Nodes (a List or YAML documents) for hardware and topology facts")
-		kubeconfig   = fs.String("kubeconfig", "", "read the HCO and cluster facts from this cluster (default $KUBECONFIG)")
-		namespace    = fs.String("namespace", "openshift-cnv", "namespace of the HyperConverged object")
-		output       = fs.String("output", "yaml", "yaml, json, status, or diff (live only; exit 1 when something would change)")
-		showExcluded = fs.Bool("show-excluded", false, "yaml/json: also list assets that would not be applied, with the reason")
-		crds, only   stringList
-	)
-	fs.Var(&crds, "crds", "offline: CRD file or folder (repeatable); without it every kind counts as installed")
-	fs.Var(&only, "asset", "only this asset (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return exitError
-	}
-	if err := runRender(renderOptions{
-		hcoFile: *hcoFile, nodesFile: *nodesFile, crds: crds, kubeconfig: *kubeconfig, namespace: *namespace,
-		output: *output, showExcluded: *showExcluded, assets: only,
-	}, stdout); err != nil {
-		if errors.Is(err, errChanges) {
-			return exitChanges
-		}
-		fmt.Fprintln(stderr, "error:", err)
-		return exitError
-	}
-	return exitOK
+	return Execute(append([]string{"render"}, args...), stdout, stderr)
 }
-
-var errChanges = errors.New("changes")
 
 type renderOptions struct {
 	hcoFile, nodesFile, kubeconfig, namespace, output string
@@ -74,20 +30,86 @@ type renderOptions struct {
 	showExcluded                                      bool
 }
 
-func runRender(o renderOptions, stdout io.Writer) error {
+func newRenderCommand() *cobra.Command {
+	o := renderOptions{}
+	cmd := &cobra.Command{
+		Use:   "render",
+		Short: "Show what the autopilot would apply, offline or against a cluster",
+		Long: `Show what the controller would do, by the controller's own evaluation:
+offline from an HCO file (no cluster needed), or against a live cluster.
+
+Outputs: yaml and json (the objects), status (every asset's decision and
+reason), diff (live only: what a reconcile would change, by server-side
+dry-run).
+
+Exit codes: 0 done; 1 diff found changes; 2 error (flags, input, cluster);
+3 an asset's annotation is invalid (the output is still written, the
+invalid decisions are named on stderr).`,
+		Example: `  # offline, no cluster
+  ` + Name + ` render --hco-file config/samples/hco.yaml --output status
+  ` + Name + ` render --hco-file config/samples/hco.yaml --nodes-file config/samples/nodes.yaml --crds crds/ -o yaml
+
+  # against a cluster
+  ` + Name + ` render --kubeconfig ~/.kube/config --output diff`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f := cmd.Flags()
+			if o.hcoFile != "" {
+				for _, live := range []string{"kubeconfig", "namespace"} {
+					if f.Changed(live) {
+						return &exitError{ExitError, fmt.Errorf("--%s reads a cluster and --hco-file renders offline: give one of them", live)}
+					}
+				}
+			} else {
+				for _, offline := range []string{"nodes-file", "crds"} {
+					if f.Changed(offline) {
+						return &exitError{ExitError, fmt.Errorf("--%s is an offline fact: use it with --hco-file (a cluster supplies its own)", offline)}
+					}
+				}
+			}
+			return runRender(o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.hcoFile, "hco-file", "", "render offline from this HyperConverged YAML (no cluster needed)")
+	f.StringVar(&o.nodesFile, "nodes-file", "", "offline: Nodes (a List or YAML documents) for hardware and topology facts")
+	f.StringSliceVar(&o.crds, "crds", nil, "offline: CRD file or folder (repeatable); without it every kind counts as installed")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "read the HCO and cluster facts from this cluster (default $KUBECONFIG)")
+	f.StringVarP(&o.namespace, "namespace", "n", "openshift-cnv", "live: namespace of the HyperConverged object")
+	f.StringVarP(&o.output, "output", "o", "yaml", "yaml, json, status, or diff (live only; exit 1 when something would change)")
+	f.BoolVar(&o.showExcluded, "show-excluded", false, "yaml/json: also list assets that would not be applied, with the reason")
+	f.StringSliceVar(&o.assets, "asset", nil, "only this asset (repeatable)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"yaml", "json", "status", "diff"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("asset", completeAssets)
+	return cmd
+}
+
+func completeAssets(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	cat, _, err := app.LoadEmbedded()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	var names []cobra.Completion
+	for _, a := range cat.Assets {
+		names = append(names, a.Name)
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+func runRender(o renderOptions, stdout, stderr io.Writer) error {
 	switch o.output {
 	case "yaml", "json", "status", "diff":
 	default:
-		return fmt.Errorf("--output %q: want yaml, json, status or diff", o.output)
+		return &exitError{ExitError, fmt.Errorf("--output %q: want yaml, json, status or diff", o.output)}
 	}
 	ctx := context.Background()
 	cat, tombs, err := app.LoadEmbedded()
 	if err != nil {
-		return err
+		return &exitError{ExitError, err}
 	}
 	for _, name := range o.assets {
 		if _, ok := cat.Get(name); !ok {
-			return fmt.Errorf("--asset %q: no such asset", name)
+			return &exitError{ExitError, fmt.Errorf("--asset %q: no such asset", name)}
 		}
 	}
 	var (
@@ -97,58 +119,93 @@ func runRender(o renderOptions, stdout io.Writer) error {
 	)
 	if o.hcoFile != "" {
 		if o.output == "diff" {
-			return fmt.Errorf("--output diff compares with a live cluster: use --kubeconfig instead of --hco-file")
+			return &exitError{ExitError, fmt.Errorf("--output diff compares with a live cluster: use --kubeconfig instead of --hco-file")}
 		}
 		facts, assumeAll, err := preview.LoadFacts(preview.Files{HCO: o.hcoFile, Nodes: o.nodesFile, CRDs: o.crds})
 		if err != nil {
-			return err
+			return &exitError{ExitError, err}
 		}
 		rc = rendercontext.New(facts)
 		rc.AssumeAllKinds = assumeAll
 		live = preview.Static{facts.HCO}
 	} else {
 		if c, err = liveClient(o.kubeconfig); err != nil {
-			return err
+			return &exitError{ExitError, err}
 		}
 		facts, err := rendercontext.Gather(ctx, c, o.namespace)
 		if err != nil {
-			return fmt.Errorf("read HCO %s/%s and cluster facts: %w", o.namespace, rendercontext.HCOName, err)
+			return &exitError{ExitError, fmt.Errorf("read HCO %s/%s and cluster facts: %w", o.namespace, rendercontext.HCOName, err)}
 		}
 		rc = rendercontext.New(facts)
 		live = preview.LiveReader{Reader: c}
 	}
+	// What the controller reports as an Event on the HCO, the CLI says on stderr.
+	for _, w := range rc.InputWarnings() {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
 	ev := &engine.Evaluator{Renderer: render.New(assets.FS)}
 	ds := filter(ev.Plan(ctx, cat, rc, live, engine.Preview(rc)), o.assets)
 
+	if err := writeRender(ctx, o, c, rc, ds, tombs, stdout); err != nil {
+		return err
+	}
+	// An invalid annotation is an error a CI job must see, after the output.
+	var invalid []string
+	for _, d := range ds {
+		if d.Outcome == engine.Invalid {
+			invalid = append(invalid, fmt.Sprintf("asset %s: annotation %s: %s", d.Asset.Name, d.Annotation, d.Reason))
+		}
+	}
+	if len(invalid) > 0 {
+		return &exitError{ExitInvalid, fmt.Errorf("%d asset(s) INVALID, left as they are until fixed:\n  %s", len(invalid), strings.Join(invalid, "\n  "))}
+	}
+	return nil
+}
+
+func writeRender(ctx context.Context, o renderOptions, c client.Client, rc *rendercontext.RenderContext, ds []engine.Decision, tombs []tombstone.Tombstone, stdout io.Writer) error {
+	var err error
 	switch o.output {
 	case "status":
-		return preview.WriteStatus(stdout, ds)
+		err = preview.WriteStatus(stdout, ds)
 	case "json":
-		return preview.WriteJSON(stdout, preview.Entries(ds, o.showExcluded))
+		err = preview.WriteJSON(stdout, preview.Entries(ds, o.showExcluded))
 	case "yaml":
-		return preview.WriteYAML(stdout, preview.Entries(ds, o.showExcluded))
+		err = preview.WriteYAML(stdout, preview.Entries(ds, o.showExcluded))
+	case "diff":
+		return writeDiff(ctx, o, c, rc, ds, tombs, stdout)
 	}
+	if err != nil {
+		return &exitError{ExitError, err}
+	}
+	return nil
+}
+
+func writeDiff(ctx context.Context, o renderOptions, c client.Client, rc *rendercontext.RenderContext, ds []engine.Decision, tombs []tombstone.Tombstone, stdout io.Writer) error {
 	if len(o.assets) > 0 {
 		tombs = nil // a diff of chosen assets leaves tombstones out
 	}
 	diffs, err := preview.Diff(ctx, c, rc, ds, tombs)
 	if err != nil {
-		return err
+		return &exitError{ExitError, err}
 	}
+	var b bytes.Buffer
 	changes := 0
 	for _, d := range diffs {
-		fmt.Fprintf(stdout, "%s %s", d.Object, d.Change)
+		fmt.Fprintf(&b, "%s %s", d.Object, d.Change)
 		if d.Reason != "" {
-			fmt.Fprintf(stdout, " (%s)", d.Reason)
+			fmt.Fprintf(&b, " (%s)", d.Reason)
 		}
-		fmt.Fprintln(stdout)
+		fmt.Fprintln(&b)
 		if d.Change != preview.Unchanged {
 			changes++
-			fmt.Fprint(stdout, d.Diff)
+			b.WriteString(d.Diff)
 		}
 	}
+	if _, err := stdout.Write(b.Bytes()); err != nil {
+		return &exitError{ExitError, err}
+	}
 	if changes > 0 {
-		return errChanges
+		return &exitError{ExitChanges, errQuiet}
 	}
 	return nil
 }
@@ -171,15 +228,12 @@ func filter(ds []engine.Decision, only []string) []engine.Decision {
 }
 
 func liveClient(kubeconfig string) (client.Client, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if kubeconfig != "" {
-		rules.ExplicitPath = kubeconfig
-	} else if os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
-		return nil, fmt.Errorf("no input: give --hco-file to render offline, or --kubeconfig (or KUBECONFIG) to read a cluster")
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+	cfg, err := restConfig(kubeconfig, false)
 	if err != nil {
-		return nil, fmt.Errorf("load kubeconfig: %w", err)
+		if err == errNoCluster {
+			return nil, fmt.Errorf("no input: give --hco-file to render offline, or --kubeconfig (or KUBECONFIG) to read a cluster")
+		}
+		return nil, err
 	}
 	return client.New(cfg, client.Options{Scheme: app.Scheme()})
 }

@@ -132,3 +132,55 @@ func TestRenderErrors(t *testing.T) {
 		}
 	}
 }
+
+// Flags that cannot take effect are refused, not ignored.
+func TestRenderRefusesIgnoredFlags(t *testing.T) {
+	dir := t.TempDir()
+	hco := write(t, dir, "hco.yaml", hcoYAML)
+	notNodes := write(t, dir, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+	empty := write(t, dir, "empty.yaml", "---\n")
+	for args, want := range map[string][]string{
+		"kubeconfig beside hco-file": {"--hco-file", hco, "--kubeconfig", hco},
+		"namespace beside hco-file":  {"--hco-file", hco, "-n", "x"},
+		"nodes-file without Nodes":   {"--hco-file", hco, "--nodes-file", notNodes},
+		"nodes-file empty":           {"--hco-file", hco, "--nodes-file", empty},
+		"crds without CRDs":          {"--hco-file", hco, "--crds", notNodes},
+		"offline fact against live":  {"--kubeconfig", hco, "--crds", notNodes},
+	} {
+		if out := run(t, ExitError, want...); !strings.Contains(out, "error:") {
+			t.Errorf("%s: %q", args, out)
+		}
+	}
+}
+
+// What the controller reports as Events the CLI says on stderr; an invalid
+// annotation exits 3 after the output.
+func TestRenderWarningsAndInvalid(t *testing.T) {
+	dir := t.TempDir()
+	hco := write(t, dir, "hco.yaml", hcoYAML)
+	var out, errOut bytes.Buffer
+	if code := Render([]string{"--hco-file", hco, "-o", "status"}, &out, &errOut); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), `warning: annotation platform.kubevirt.io/disabled-resources: malformed entries ignored`) ||
+		!strings.Contains(errOut.String(), "broken") {
+		t.Errorf("malformed disabled-resources entry not shown:\n%s", errOut.String())
+	}
+
+	v1beta1 := strings.Replace(hcoYAML, "spec: {}", "spec:\n  featureGates: {CPUManager: true}", 1)
+	out.Reset()
+	errOut.Reset()
+	Render([]string{"--hco-file", write(t, dir, "b.yaml", v1beta1), "-o", "status"}, &out, &errOut)
+	if !strings.Contains(errOut.String(), "featureGates is not a list") {
+		t.Errorf("v1beta1 featureGates map read silently as off:\n%s", errOut.String())
+	}
+
+	broken := strings.Replace(hcoYAML, "annotations:\n", "annotations:\n    platform.kubevirt.io/patch: '[{\"op\":\"replace\",\"path\":\"/metadata\",\"value\":{}}]'\n", 1)
+	out.Reset()
+	errOut.Reset()
+	code := Render([]string{"--hco-file", write(t, dir, "c.yaml", broken), "-o", "status"}, &out, &errOut)
+	if code != ExitInvalid || !strings.Contains(out.String(), "INVALID") ||
+		!strings.Contains(errOut.String(), "asset hco-golden-config: annotation platform.kubevirt.io/patch") {
+		t.Errorf("invalid patch: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, ExitInvalid, out.String(), errOut.String())
+	}
+}

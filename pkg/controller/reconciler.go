@@ -182,6 +182,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 
 	intent := &freshIntent{reader: r.direct, namespace: r.opts.Namespace, cached: rc}
 	r.recordExclusionErrors(hco, rc.ExclusionErrors)
+	r.recordFeatureGates(ctx, hco, rc.FeatureGatesWarning())
 	r.recordTombstones(hco, r.reaper.Reap(ctx, r.opts.Tombstones, engine.GuardFor(rc), intent.guard))
 
 	want := r.baseWatches(rc)

@@ -266,6 +266,18 @@ func (r *Reconciler) recordExclusionErrors(hco *unstructured.Unstructured, errs 
 		fmt.Sprintf("annotation %s: malformed entries ignored (the others still apply): %s", annotations.DisabledResources, strings.Join(msgs, "; ")))
 }
 
+// recordFeatureGates warns once when the HCO's featureGates cannot be read.
+func (r *Reconciler) recordFeatureGates(ctx context.Context, hco *unstructured.Unstructured, warning string) {
+	const reason = "FeatureGatesUnreadable"
+	if warning == "" {
+		r.forgetEvent(hco, reason)
+		return
+	}
+	if r.eventOnce(hco, nil, corev1.EventTypeWarning, reason, warning) {
+		log.FromContext(ctx).Info(warning, "action", "invalid", "object", engine.ObjectKey(hco))
+	}
+}
+
 func (r *Reconciler) recordTombstones(hco *unstructured.Unstructured, results []tombstone.Result) {
 	r.status.mu.Lock()
 	r.status.tombstones = results
@@ -302,16 +314,19 @@ func (r *Reconciler) event(hco, subject *unstructured.Unstructured, typ, reason,
 		// Objects not created yet (or gone) have no UID to attach an event to.
 		if subject.GetUID() != "" {
 			r.recorder.Eventf(subject, hco, typ, reason, "Reconcile", "%s", msg)
-			related = subject
 		}
+		// The events API groups events into a series by (regarding, related,
+		// reason, action), not by message: the subject in related keeps
+		// three creations three events instead of one with a count.
+		related = subject
 		msg = engine.ObjectKey(subject) + ": " + msg
 	}
 	r.recorder.Eventf(hco, related, typ, reason, "Reconcile", "%s", msg)
 }
 
 // eventOnce records an event unless the same one was the last recorded for
-// that subject and reason.
-func (r *Reconciler) eventOnce(hco, subject *unstructured.Unstructured, typ, reason, msg string) {
+// that subject and reason; it reports whether it recorded one.
+func (r *Reconciler) eventOnce(hco, subject *unstructured.Unstructured, typ, reason, msg string) bool {
 	k := dedupKey(hco, subject, reason)
 	r.status.mu.Lock()
 	same := r.status.lastEvent[k] == msg
@@ -320,6 +335,7 @@ func (r *Reconciler) eventOnce(hco, subject *unstructured.Unstructured, typ, rea
 	if !same {
 		r.event(hco, subject, typ, reason, msg)
 	}
+	return !same
 }
 
 // forgetEvent drops the dedup state of one (subject, reason).

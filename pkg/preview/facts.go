@@ -62,14 +62,21 @@ func LoadFacts(f Files) (rendercontext.Facts, bool, error) {
 			return facts, false, fmt.Errorf("--nodes-file: %w", err)
 		}
 		for _, u := range nodes {
+			if u.GetKind() != "Node" {
+				return facts, false, fmt.Errorf("--nodes-file %s: holds a %s (%s); want Nodes, as a List or YAML documents", f.Nodes, u.GetKind(), u.GetName())
+			}
 			var n corev1.Node
 			if err := fromUnstructured(u, &n); err != nil {
 				return facts, false, fmt.Errorf("--nodes-file: %w", err)
 			}
 			facts.Nodes = append(facts.Nodes, n)
 		}
+		if len(facts.Nodes) == 0 {
+			return facts, false, fmt.Errorf("--nodes-file %s: holds no Node (e.g. kubectl get nodes -o yaml > nodes.yaml)", f.Nodes)
+		}
 	}
 	for _, p := range f.CRDs {
+		before := len(facts.CRDs)
 		files, err := yamlFiles(p)
 		if err != nil {
 			return facts, false, fmt.Errorf("--crds: %w", err)
@@ -89,6 +96,9 @@ func LoadFacts(f Files) (rendercontext.Facts, bool, error) {
 				}
 				facts.CRDs = append(facts.CRDs, crd)
 			}
+		}
+		if len(facts.CRDs) == before {
+			return facts, false, fmt.Errorf("--crds %s: holds no CustomResourceDefinition (e.g. kubectl get crd -o yaml > crds.yaml)", p)
 		}
 	}
 	return facts, len(f.CRDs) == 0, nil

@@ -8,6 +8,7 @@
 package rendercontext
 
 import (
+	"fmt"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -187,4 +188,38 @@ func (rc *RenderContext) SetHCO(hco *unstructured.Unstructured) {
 func (rc *RenderContext) HCOTerminating() bool {
 	u := rc.HCOObject()
 	return u != nil && u.GetDeletionTimestamp() != nil
+}
+
+// InputWarnings lists what in the HCO the autopilot cannot read as written
+// and works around: malformed disabled-resources entries (ignored, the others
+// apply) and a v1beta1-style featureGates map (every gate reads as off). The
+// controller reports them as Events, the CLI on stderr.
+func (rc *RenderContext) InputWarnings() []string {
+	var out []string
+	if len(rc.ExclusionErrors) > 0 {
+		msgs := make([]string, 0, len(rc.ExclusionErrors))
+		for _, e := range rc.ExclusionErrors {
+			msgs = append(msgs, e.Error())
+		}
+		out = append(out, fmt.Sprintf("annotation %s: malformed entries ignored (the others still apply): %s",
+			annotations.DisabledResources, strings.Join(msgs, "; ")))
+	}
+	if w := rc.FeatureGatesWarning(); w != "" {
+		out = append(out, w)
+	}
+	return out
+}
+
+// FeatureGatesWarning says when spec.featureGates is not the v1 list of
+// {name, state}: hco.kubevirt.io/v1beta1 writes it as a map of booleans.
+func (rc *RenderContext) FeatureGatesWarning() string {
+	v, found, _ := unstructured.NestedFieldNoCopy(rc.HCO, "spec", "featureGates")
+	if !found || v == nil {
+		return ""
+	}
+	if _, ok := v.([]any); ok {
+		return ""
+	}
+	return "HCO spec.featureGates is not a list (a map is the hco.kubevirt.io/v1beta1 form); the autopilot reads the v1 list of {name, state}, " +
+		"so every feature gate counts as off (assets conditioned on one stay inactive): read and write the HCO as hco.kubevirt.io/v1"
 }
