@@ -5,25 +5,59 @@ ENVTEST_BIN = $(BIN)/envtest
 GO         ?= go
 GOLANGCI_LINT_VERSION ?= v2.15.0
 
-.PHONY: all build test unit integration envtest lint verify generate bench fuzz fmt vet clean
+# The image 'docker-build', 'docker-push' and 'deploy' use.
+IMG ?= quay.io/kubevirt/virt-platform-autopilot:latest
+# podman when installed, else docker.
+CONTAINER_TOOL ?= $(shell command -v podman >/dev/null 2>&1 && echo podman || echo docker)
+# The local image and kind cluster of the local-development targets.
+LOCAL_IMG    ?= virt-platform-autopilot:dev
+KIND_CLUSTER ?= virt-platform-autopilot
+DEPLOY_NS     = virt-platform-autopilot-system
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS  = -X github.com/kubevirt/virt-platform-autopilot/pkg/cli.version=$(VERSION) -X github.com/kubevirt/virt-platform-autopilot/pkg/cli.commit=$(COMMIT)
+
+.PHONY: all build run test test-unit unit test-integration envtest lint verify generate bench fuzz fmt vet clean \
+	demo demo-stop docker-build docker-push deploy undeploy kind-setup kind-delete deploy-local logs-local redeploy-local dev-cycle
 
 all: build
 
-## build: the binary, into bin/virt-platform-autopilot
+## build: the binary, into bin/virt-platform-autopilot (version and commit stamped)
 build:
-	$(GO) build -o $(BIN)/virt-platform-autopilot ./cmd/virt-platform-autopilot
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/virt-platform-autopilot ./cmd/virt-platform-autopilot
+
+## run: the controller against the current kubeconfig (RUN_ARGS adds flags)
+run:
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/virt-platform-autopilot run $(RUN_ARGS)
+
+## demo: a throw-away control plane on loopback with a sample HCO and nodes, the autopilot running on it; Ctrl-C stops and removes it (DEMO_DETACH=1 leaves it running: make demo-stop)
+demo: build envtest
+	@$(GO) build -o $(BIN)/demo ./hack/demo
+	@KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" $(BIN)/demo start --autopilot $(BIN)/virt-platform-autopilot
+
+## demo-stop: stop every detached demo and remove its files
+demo-stop:
+	@$(GO) build -o $(BIN)/demo ./hack/demo
+	@$(BIN)/demo stop
 
 ## envtest: build kube-apiserver and etcd from Go modules (once, cached); prints their folder last
 envtest:
 	@hack/envtest.sh "$(ENVTEST_BIN)"
 
-## test: unit and integration tests against a real kube-apiserver + etcd
+## test: the whole suite: unit, integration, conformance, e2e, alerts (the README's one test command)
 test: envtest
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" $(GO) test ./... -count=1
 
-## unit: unit tests only (no API server)
-unit:
+## test-unit: unit tests only (no API server)
+test-unit:
 	$(GO) test $$($(GO) list ./... | grep -v /test/) -count=1
+
+unit: test-unit
+
+## test-integration: the suites under test/ against a real kube-apiserver + etcd
+test-integration: envtest
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" $(GO) test ./test/... -count=1
 
 ## fuzz: run each fuzz target briefly (FUZZTIME, default 5s); a crash is saved under testdata/fuzz and becomes a regression test
 FUZZTIME ?= 5s
@@ -44,8 +78,10 @@ fmt:
 vet:
 	$(GO) vet ./...
 
-## lint: gofmt, go vet and golangci-lint (.golangci.yml)
+## lint: gofmt, go vet, golangci-lint (.golangci.yml), bash -n and shellcheck (when installed) on hack/
 lint: vet
+	@for f in hack/*.sh; do bash -n "$$f"; done
+	@if command -v shellcheck >/dev/null 2>&1; then shellcheck hack/*.sh; else echo "shellcheck not installed: hack/*.sh only syntax-checked"; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@hack/golangci-lint.sh "$(BIN)" "$(GOLANGCI_LINT_VERSION)" run ./...
 
@@ -61,5 +97,46 @@ verify: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
 
+## docker-build: the image $(IMG) with $(CONTAINER_TOOL)
+docker-build:
+	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMG) .
+
+## docker-push: push $(IMG)
+docker-push:
+	$(CONTAINER_TOOL) push $(IMG)
+
+## deploy: install into the current cluster (config/default, image $(IMG)), namespace $(DEPLOY_NS)
+deploy:
+	hack/deploy.sh apply config/default $(IMG)
+
+## undeploy: remove what deploy installed (the objects the autopilot manages stay: docs/deployment.md)
+undeploy:
+	hack/deploy.sh delete config/default $(IMG)
+
+## kind-setup: a kind cluster with the CRDs the assets need and a mock HCO (VENDOR_CRDS: the vendors' CRDs)
+kind-setup:
+	CLUSTER=$(KIND_CLUSTER) CONTAINER_TOOL=$(CONTAINER_TOOL) hack/kind.sh setup
+
+kind-delete:
+	CLUSTER=$(KIND_CLUSTER) CONTAINER_TOOL=$(CONTAINER_TOOL) hack/kind.sh delete
+
+## deploy-local: build $(LOCAL_IMG), load it into kind, deploy config/local
+deploy-local:
+	$(MAKE) --no-print-directory docker-build IMG=$(LOCAL_IMG)
+	CLUSTER=$(KIND_CLUSTER) CONTAINER_TOOL=$(CONTAINER_TOOL) hack/kind.sh load $(LOCAL_IMG)
+	hack/deploy.sh apply config/local $(LOCAL_IMG)
+
+## logs-local: follow the autopilot's log on kind
+logs-local:
+	kubectl logs -n $(DEPLOY_NS) deployment/virt-platform-autopilot -f
+
+## redeploy-local: rebuild, reload and restart the autopilot on kind
+redeploy-local: deploy-local
+	kubectl rollout restart -n $(DEPLOY_NS) deployment/virt-platform-autopilot
+	kubectl rollout status -n $(DEPLOY_NS) deployment/virt-platform-autopilot --timeout=120s
+
+## dev-cycle: fmt, test, redeploy-local
+dev-cycle: fmt test redeploy-local
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) _output

@@ -17,8 +17,7 @@ var errNoCluster = errors.New("no cluster to talk to: give --kubeconfig FILE, se
 // restConfig finds the cluster the way kubectl does, in this order:
 // --kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config. A file that was
 // named but does not exist is an error that names it, never a fallback.
-// With inCluster false, only an explicit kubeconfig (flag or variable) counts.
-func restConfig(kubeconfig string, inCluster bool) (*rest.Config, error) {
+func restConfig(kubeconfig string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	switch {
 	case kubeconfig != "":
@@ -36,8 +35,6 @@ func restConfig(kubeconfig string, inCluster bool) (*rest.Config, error) {
 		if !found {
 			return nil, fmt.Errorf("KUBECONFIG=%s: no such file", os.Getenv(clientcmd.RecommendedConfigPathEnvVar))
 		}
-	case !inCluster:
-		return nil, errNoCluster
 	case os.Getenv("KUBERNETES_SERVICE_HOST") != "":
 		cfg, err := rest.InClusterConfig()
 		if err != nil {

@@ -74,7 +74,7 @@ invalid decisions are named on stderr).`,
 	f.StringVar(&o.hcoFile, "hco-file", "", "render offline from this HyperConverged YAML (no cluster needed)")
 	f.StringVar(&o.nodesFile, "nodes-file", "", "offline: Nodes (a List or YAML documents) for hardware and topology facts")
 	f.StringSliceVar(&o.crds, "crds", nil, "offline: CRD file or folder (repeatable); without it every kind counts as installed")
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "read the HCO and cluster facts from this cluster (default $KUBECONFIG)")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "read the HCO and cluster facts from this cluster (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)")
 	f.StringVarP(&o.namespace, "namespace", "n", "openshift-cnv", "live: namespace of the HyperConverged object")
 	f.StringVarP(&o.output, "output", "o", "yaml", "yaml, json, status, or diff (live only; exit 1 when something would change)")
 	f.BoolVar(&o.showExcluded, "show-excluded", false, "yaml/json: also list assets that would not be applied, with the reason")
@@ -228,10 +228,10 @@ func filter(ds []engine.Decision, only []string) []engine.Decision {
 }
 
 func liveClient(kubeconfig string) (client.Client, error) {
-	cfg, err := restConfig(kubeconfig, false)
+	cfg, err := restConfig(kubeconfig)
 	if err != nil {
 		if err == errNoCluster {
-			return nil, fmt.Errorf("no input: give --hco-file to render offline, or --kubeconfig (or KUBECONFIG) to read a cluster")
+			return nil, fmt.Errorf("no input: give --hco-file to render offline, or --kubeconfig (or KUBECONFIG, or run in a pod) to read a cluster")
 		}
 		return nil, err
 	}

@@ -119,6 +119,8 @@ func TestRenderErrors(t *testing.T) {
 	dir := t.TempDir()
 	hco := write(t, dir, "hco.yaml", hcoYAML)
 	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", dir)
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	for _, args := range [][]string{
 		{"--hco-file", hco, "--output", "diff"},
 		{"--hco-file", hco, "--output", "toml"},
@@ -182,5 +184,14 @@ func TestRenderWarningsAndInvalid(t *testing.T) {
 	if code != ExitInvalid || !strings.Contains(out.String(), "INVALID") ||
 		!strings.Contains(errOut.String(), "asset hco-golden-config: annotation platform.kubevirt.io/patch") {
 		t.Errorf("invalid patch: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, ExitInvalid, out.String(), errOut.String())
+	}
+}
+
+// A cluster without nodes exports an empty List: that is a fact, not a mistake.
+func TestRenderEmptyNodeList(t *testing.T) {
+	dir := t.TempDir()
+	hco := write(t, dir, "hco.yaml", hcoYAML)
+	for _, empty := range []string{"apiVersion: v1\nkind: List\nitems: []\n", "apiVersion: v1\nkind: NodeList\nitems: null\n"} {
+		run(t, ExitOK, "--hco-file", hco, "--nodes-file", write(t, dir, "n.yaml", empty), "-o", "status")
 	}
 }

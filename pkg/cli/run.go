@@ -35,7 +35,7 @@ reconcile that changes nothing. --zap-log-level=debug adds the reasoning.`,
 			if err := cfg.Validate(); err != nil {
 				return &exitError{ExitError, err}
 			}
-			rc, err := restConfig(kubeconfig, true)
+			rc, err := restConfig(kubeconfig)
 			if err != nil {
 				return &exitError{ExitError, err}
 			}

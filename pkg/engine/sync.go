@@ -41,8 +41,12 @@ type Syncer struct {
 // NamespaceRetry is how soon an object whose namespace is missing is tried again.
 var NamespaceRetry = time.Minute
 
-// ObjectKey identifies an object across kinds: "Kind/namespace/name".
+// ObjectKey identifies an object across kinds: "Kind/namespace/name", or
+// "Kind/name" when cluster-scoped (names hold no slash, so no two collide).
 func ObjectKey(u *unstructured.Unstructured) string {
+	if u.GetNamespace() == "" {
+		return u.GetKind() + "/" + u.GetName()
+	}
 	return u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
 }
 

@@ -57,7 +57,7 @@ func LoadFacts(f Files) (rendercontext.Facts, bool, error) {
 		facts.Namespace = "openshift-cnv"
 	}
 	if f.Nodes != "" {
-		nodes, err := readDocs(f.Nodes)
+		nodes, lists, err := readDocsAndLists(f.Nodes)
 		if err != nil {
 			return facts, false, fmt.Errorf("--nodes-file: %w", err)
 		}
@@ -71,7 +71,8 @@ func LoadFacts(f Files) (rendercontext.Facts, bool, error) {
 			}
 			facts.Nodes = append(facts.Nodes, n)
 		}
-		if len(facts.Nodes) == 0 {
+		// An empty List is a cluster without nodes; an empty file is a mistake.
+		if len(facts.Nodes) == 0 && lists == 0 {
 			return facts, false, fmt.Errorf("--nodes-file %s: holds no Node (e.g. kubectl get nodes -o yaml > nodes.yaml)", f.Nodes)
 		}
 	}
@@ -124,19 +125,24 @@ func yamlFiles(p string) ([]string, error) {
 
 // readDocs reads YAML or JSON documents; Lists are flattened.
 func readDocs(path string) ([]*unstructured.Unstructured, error) {
+	docs, _, err := readDocsAndLists(path)
+	return docs, err
+}
+
+// readDocsAndLists is readDocs that also counts the Lists it flattened.
+func readDocsAndLists(path string) (out []*unstructured.Unstructured, lists int, err error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	var out []*unstructured.Unstructured
 	for {
 		var doc json.RawMessage
 		if err := dec.Decode(&doc); err != nil {
 			if errors.Is(err, io.EOF) {
-				return out, nil
+				return out, lists, nil
 			}
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, 0, fmt.Errorf("%s: %w", path, err)
 		}
 		if len(bytes.TrimSpace(doc)) == 0 || string(bytes.TrimSpace(doc)) == "null" {
 			continue
@@ -144,12 +150,17 @@ func readDocs(path string) ([]*unstructured.Unstructured, error) {
 		// Through UnmarshalJSON so integers stay int64, as in the cluster.
 		u := &unstructured.Unstructured{}
 		if err := u.UnmarshalJSON(doc); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, 0, fmt.Errorf("%s: %w", path, err)
+		}
+		if !u.IsList() && strings.HasSuffix(u.GetKind(), "List") {
+			lists++ // an empty List (items: null)
+			continue
 		}
 		if u.IsList() {
+			lists++
 			list, err := u.ToList()
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
+				return nil, 0, fmt.Errorf("%s: %w", path, err)
 			}
 			for i := range list.Items {
 				out = append(out, &list.Items[i])

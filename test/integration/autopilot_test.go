@@ -46,6 +46,13 @@ var _ = Describe("Autopilot", Ordered, func() {
 
 		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Inactive))
 		Expect(get(mcGVK, "", "99-master-kubevirt-psi-karg")).To(BeNil(), "masters are not schedulable")
+
+		// Each creation is its own Event on the HCO and its own log line:
+		// the events API must not fold them into one series named after the first.
+		for _, name := range []string{psiMC, swapMC} {
+			Eventually(func() int { return len(events("Created", name)) }).Should(BeNumerically(">", 0), name)
+			Expect(logs.find(map[string]string{"action": "create", "object": "MachineConfig/" + name})).To(HaveLen(1), name)
+		}
 	})
 
 	It("costs no API request once converged", func() {
@@ -70,6 +77,11 @@ var _ = Describe("Autopilot", Ordered, func() {
 		})
 		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
 		Eventually(func() int { return len(events("DriftCorrected", psiMC)) }).Should(BeNumerically(">", 0))
+
+		// The admin's log: one info line naming the object, the action and the field.
+		lines := logs.find(map[string]string{"action": "correct", "object": "MachineConfig/" + psiMC, "asset": "psi-enable", "level": "info"})
+		Expect(lines).To(HaveLen(1))
+		Expect(lines[0]["fields"]).To(ContainElement(ContainSubstring("kernelArguments")))
 	})
 
 	It("applies the patch annotation of a managed object, and renders the other assets from the patched HCO", func() {

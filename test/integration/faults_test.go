@@ -194,9 +194,10 @@ func installLeaderElectionRBAC(ctx context.Context) {
 	role, binding := &rbacv1.Role{}, &rbacv1.RoleBinding{}
 	Expect(yaml.Unmarshal([]byte(docs[0]), role)).To(Succeed())
 	Expect(yaml.Unmarshal([]byte(docs[1]), binding)).To(Succeed())
-	role.Namespace, binding.Namespace = hcoNamespace, hcoNamespace
+	// As kustomize places them (config/default): the autopilot's namespace.
+	role.Namespace, binding.Namespace = operatorNamespace, operatorNamespace
 	for i := range binding.Subjects {
-		binding.Subjects[i].Namespace = hcoNamespace
+		binding.Subjects[i].Namespace = operatorNamespace
 	}
 	Expect(k8s.Create(ctx, role)).To(Succeed())
 	Expect(k8s.Create(ctx, binding)).To(Succeed())

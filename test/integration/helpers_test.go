@@ -1,12 +1,15 @@
 package integration
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 
 	"fmt"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"strings"
+	"sync"
 
 	. "github.com/onsi/gomega"
 	eventsv1 "k8s.io/api/events/v1"
@@ -170,4 +173,38 @@ func seriesWith(c prometheus.Collector, label, value string) int {
 		}
 	}
 	return n
+}
+
+// logLines collects JSON log lines.
+type logLines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// find returns the log entries whose fields equal every key/value in want.
+func (l *logLines) find(want map[string]string) []map[string]any {
+	l.mu.Lock()
+	raw := l.buf.String()
+	l.mu.Unlock()
+	var out []map[string]any
+	for _, line := range strings.Split(raw, "\n") {
+		var e map[string]any
+		if json.Unmarshal([]byte(line), &e) != nil {
+			continue
+		}
+		ok := true
+		for k, v := range want {
+			ok = ok && fmt.Sprint(e[k]) == v
+		}
+		if ok {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -136,12 +136,12 @@ func operabilitySpecs(ctx context.Context) {
 		Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(leftover), client.FieldOwner(annotations.FieldManager))).To(Succeed())
 
 		out := runCLI(1, "--kubeconfig", kc, "--namespace", hcoNamespace, "--output", "diff")
-		Expect(out).To(ContainSubstring("MachineConfig//" + psiMC + " changed"))
+		Expect(out).To(ContainSubstring("MachineConfig/" + psiMC + " changed"))
 		Expect(out).To(ContainSubstring("-  - psi=0"))
 		Expect(out).To(ContainSubstring("+  - psi=1"))
-		Expect(out).To(ContainSubstring("MachineConfig//50-swap-enable deleted"))
+		Expect(out).To(ContainSubstring("MachineConfig/50-swap-enable deleted"))
 		Expect(out).To(ContainSubstring("KubeDescheduler/" + deschedulerNamespace + "/cluster deleted (asset turned off"))
-		Expect(out).To(ContainSubstring("MachineConfig//" + swapMC + " unchanged"))
+		Expect(out).To(ContainSubstring("MachineConfig/" + swapMC + " unchanged"))
 		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}), "a diff writes nothing")
 
 		startManager()

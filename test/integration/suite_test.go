@@ -36,6 +36,8 @@ import (
 const (
 	hcoNamespace         = "openshift-cnv"
 	deschedulerNamespace = "openshift-kube-descheduler-operator"
+	// operatorNamespace is where config/default deploys the autopilot.
+	operatorNamespace = "virt-platform-autopilot-system"
 )
 
 var (
@@ -56,6 +58,9 @@ var (
 	// requests counts the API requests the manager makes.
 	requests = &requestLog{}
 
+	// logs keeps every log line the managers write.
+	logs = &logLines{}
+
 	// testThrottle makes a field fight observable in seconds.
 	testThrottle = throttle.Config{Burst: 3, Refill: 4 * time.Second}
 )
@@ -69,7 +74,8 @@ func TestIntegration(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	// JSON lines, as deployed, so specs can read the action log.
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs))))
 	SetDefaultEventuallyTimeout(30 * time.Second)
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
 	suiteCtx, cancelSuite = context.WithCancel(context.Background())
@@ -79,7 +85,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	cfg.QPS, cfg.Burst = 200, 400
 
-	for _, ns := range []string{hcoNamespace, deschedulerNamespace} {
+	for _, ns := range []string{hcoNamespace, deschedulerNamespace, operatorNamespace} {
 		Expect(k8s.Create(suiteCtx, &corev1.Namespace{ObjectMeta: metaName(ns)})).To(Succeed())
 	}
 	// The manager runs as the service account bound to the generated role
@@ -137,13 +143,13 @@ func startReplica(o replicaOptions) replica {
 	if o.host != "" {
 		mcfg.Host = o.host
 	}
-	mcfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + hcoNamespace + ":virt-platform-autopilot"}
+	mcfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + operatorNamespace + ":virt-platform-autopilot"}
 	probeAddr, metricsAddr = freeAddr(), freeAddr()
 	mgr, r, err := app.NewManager(mcfg, app.Config{
 		Namespace: hcoNamespace, Throttle: testThrottle, Resync: time.Hour, ProbeBindAddress: probeAddr,
 		UnwatchedPoll:      2 * time.Second,
 		MetricsBindAddress: metricsAddr, MetricsSecure: true,
-		LeaderElection: o.leaderElect,
+		LeaderElection: o.leaderElect, LeaderElectionNamespace: operatorNamespace,
 	})
 	Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(suiteCtx)

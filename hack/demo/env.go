@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
+)
+
+// readyTimeout bounds every wait of the demo: API server up, autopilot
+// ready, cluster converged.
+const readyTimeout = 2 * time.Minute
+
+// demo is one running demo: a control plane and the autopilot on it.
+type demo struct {
+	dir, logPath, kubeconfig string
+	env                      *envtest.Environment
+	autopilot                *exec.Cmd
+	exited                   chan struct{}
+	summary                  string
+}
+
+// up starts everything; on error, down cleans up what was started.
+func up(dir, autopilot string, progress io.Writer) (*demo, error) {
+	d := &demo{dir: dir, logPath: filepath.Join(dir, "autopilot.log"), kubeconfig: filepath.Join(dir, "kubeconfig"), exited: make(chan struct{})}
+	root, err := os.Getwd()
+	if err != nil {
+		return d, err
+	}
+	crds, from, err := demoCRDs(root)
+	if err != nil {
+		return d, err
+	}
+	fmt.Fprintf(progress, "starting kube-apiserver and etcd on loopback, with %d CRDs from %s...\n", len(crds), from)
+	env, cfg, c, err := testenv.Start(crds)
+	if err != nil {
+		return d, fmt.Errorf("start the control plane: %w", err)
+	}
+	d.env = env
+	if err := testenv.WriteKubeconfig(cfg, d.kubeconfig); err != nil {
+		return d, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	if err := seed(ctx, c, root); err != nil {
+		return d, fmt.Errorf("create the sample HyperConverged and Nodes: %w", err)
+	}
+
+	metrics, probes, debugAddr := freeAddr(), freeAddr(), freeAddr()
+	logf, err := os.Create(d.logPath)
+	if err != nil {
+		return d, err
+	}
+	d.autopilot = exec.Command(autopilot, "run", "--kubeconfig", d.kubeconfig,
+		"--metrics-bind-address", metrics, "--health-probe-bind-address", probes, "--debug-bind-address", debugAddr)
+	d.autopilot.Stdout, d.autopilot.Stderr = logf, logf
+	fmt.Fprintln(progress, "starting the autopilot...")
+	if err := d.autopilot.Start(); err != nil {
+		_ = logf.Close()
+		return d, fmt.Errorf("start %s: %w", autopilot, err)
+	}
+	go func() { _ = d.autopilot.Wait(); _ = logf.Close(); close(d.exited) }()
+
+	if err := waitFor(ctx, d.exited, func() bool { return httpOK("http://" + probes + "/readyz") }); err != nil {
+		return d, fmt.Errorf("the autopilot did not become ready (%v): see %s", err, d.logPath)
+	}
+	// Converged: a diff of everything against the cluster finds nothing to change.
+	if err := waitFor(ctx, d.exited, func() bool { return d.cli(nil, "render", "--kubeconfig", d.kubeconfig, "--output", "diff") == nil }); err != nil {
+		return d, fmt.Errorf("the cluster did not converge (%v): see %s", err, d.logPath)
+	}
+	var status bytes.Buffer
+	_ = d.cli(&status, "render", "--kubeconfig", d.kubeconfig, "--output", "status")
+	d.summary = summary(d, status.String(), metrics, probes, debugAddr)
+	return d, nil
+}
+
+// down stops the autopilot, then the control plane, and removes the folder.
+func (d *demo) down() {
+	if d.autopilot != nil && d.autopilot.Process != nil {
+		_ = d.autopilot.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-d.exited:
+		case <-time.After(15 * time.Second):
+			_ = d.autopilot.Process.Kill()
+			<-d.exited
+		}
+	}
+	if d.env != nil {
+		certDir := d.env.ControlPlane.GetAPIServer().CertDir
+		_ = d.env.Stop()
+		_ = os.RemoveAll(certDir)
+	}
+	_ = os.RemoveAll(d.dir)
+}
+
+// cli runs the autopilot binary's CLI.
+func (d *demo) cli(out io.Writer, args ...string) error {
+	cmd := exec.Command(d.autopilot.Path, args...)
+	cmd.Stdout, cmd.Stderr = out, nil
+	return cmd.Run()
+}
+
+// follow copies the autopilot's log to w as it grows, until done.
+func (d *demo) follow(w io.Writer, done <-chan struct{}) {
+	f, err := os.Open(d.logPath)
+	if err != nil {
+		return
+	}
+	defer func() { _ = f.Close() }()
+	for {
+		if _, err := io.Copy(w, f); err != nil {
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// demoCRDs are the project's minimal CRDs (test/crds), or every vendor CRD
+// under VENDOR_CRDS.
+func demoCRDs(root string) ([]*apiextensionsv1.CustomResourceDefinition, string, error) {
+	vendor := os.Getenv("VENDOR_CRDS")
+	if vendor == "" {
+		dir := filepath.Join(root, "test", "crds")
+		crds, err := crdsIn(dir, nil)
+		return crds, dir, err
+	}
+	hco, err := testenv.ReadVendorHCO(vendor)
+	if err != nil {
+		return nil, "", err
+	}
+	crds, err := crdsIn(vendor, hco)
+	return crds, vendor, err
+}
+
+// crdsIn reads every CRD in dir's YAML files (recursively); hco, when set,
+// replaces the HyperConverged CRD found there.
+func crdsIn(dir string, hco *apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var out []*apiextensionsv1.CustomResourceDefinition
+	if hco != nil {
+		out = append(out, hco)
+	}
+	seen := map[string]bool{}
+	err := filepath.WalkDir(dir, func(path string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(path, ".yaml") {
+			return err
+		}
+		crd, err := testenv.ReadCRD(path)
+		if err != nil || crd.Kind != "CustomResourceDefinition" || seen[crd.Name] {
+			return nil //nolint:nilerr // not a CRD file, or a second version of one: skip it
+		}
+		seen[crd.Name] = true
+		if hco == nil || crd.Name != hco.Name {
+			out = append(out, crd)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// seed creates openshift-cnv, the sample HyperConverged and the sample Nodes.
+func seed(ctx context.Context, c client.Client, root string) error {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metaName("openshift-cnv")}); err != nil {
+		return err
+	}
+	for _, f := range []string{"hco.yaml", "nodes.yaml"} {
+		objs, err := readObjects(filepath.Join(root, "config", "samples", f))
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			if err := c.Create(ctx, o); err != nil {
+				return fmt.Errorf("create %s %s: %w", o.GetKind(), o.GetName(), err)
+			}
+		}
+	}
+	return nil
+}
+
+func readObjects(path string) ([]*unstructured.Unstructured, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, doc := range bytes.Split(raw, []byte("\n---")) {
+		u := &unstructured.Unstructured{}
+		js, err := utilyaml.ToJSON(doc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if err := yaml.Unmarshal(js, &u.Object); err != nil || len(u.Object) == 0 {
+			continue
+		}
+		if u.IsList() {
+			l, err := u.ToList()
+			if err != nil {
+				return nil, err
+			}
+			for i := range l.Items {
+				out = append(out, &l.Items[i])
+			}
+			continue
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+func waitFor(ctx context.Context, exited <-chan struct{}, cond func() bool) error {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-exited:
+			return fmt.Errorf("the autopilot exited")
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+func httpOK(url string) bool {
+	resp, err := http.Get(url) //nolint:gosec,noctx // loopback probe of our own child
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// freeAddr is a loopback address with a port nothing listens on now.
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "127.0.0.1:0"
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
+}
