@@ -187,6 +187,7 @@ func stopAll(stateDir string) error {
 		pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
 		if p, err := os.FindProcess(pid); err == nil && pid > 0 && p.Signal(syscall.SIGTERM) == nil {
 			waitGone(dir, 60*time.Second)
+			waitExited(pid, 10*time.Second)
 		}
 		_ = os.RemoveAll(dir) // a demo that died leaves its folder behind
 		stopped++
@@ -196,6 +197,27 @@ func stopAll(stateDir string) error {
 		fmt.Println("no detached demo is running")
 	}
 	return nil
+}
+
+// running reports whether pid is a live process (a zombie is not).
+func running(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true // no procfs: trust the signal
+	}
+	// pid (comm) STATE ...: comm may hold spaces, so read after the last ')'.
+	rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+	return !strings.HasPrefix(strings.TrimSpace(rest), "Z")
+}
+
+func waitExited(pid int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) && running(pid) {
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func waitGone(dir string, timeout time.Duration) {

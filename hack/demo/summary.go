@@ -62,7 +62,7 @@ func summary(d *demo, status, metrics, probes, debugAddr string) string {
 	p(`  kubectl get machineconfig 50-worker-kubevirt-iommu -o jsonpath='{.spec.kernelArguments}{"\n"}'`)
 	p("")
 	p("  # What happened, and why")
-	p(`  kubectl events %s`, hco)
+	p(`  kubectl events -n openshift-cnv --for hyperconverged/kubevirt-hyperconverged`)
 	p(`  curl -s http://%s/debug/health`, debugAddr)
 	p(`  bin/virt-platform-autopilot render --kubeconfig %s --output status`, d.kubeconfig)
 	return b.String()

@@ -109,6 +109,9 @@ func (r *Reconciler) record(ctx context.Context, hco *unstructured.Unstructured,
 	r.metricsFor(d, res, target)
 	changed := !had || prev.Outcome != st.Outcome || prev.Reason != st.Reason
 	r.logAction(ctx, d, res, objKey, changed)
+	if had && prev.Outcome == engine.MissingDependency && res.Outcome != engine.MissingDependency {
+		log.FromContext(ctx).Info("dependency installed: the asset is evaluated again", "asset", name, "object", objKey, "action", "dependency-back", "outcome", string(res.Outcome))
+	}
 
 	subject := target
 	switch res.Outcome {

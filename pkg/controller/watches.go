@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
@@ -39,6 +40,7 @@ func (w *watches) sync(ctx context.Context, want map[schema.GroupVersionKind]boo
 			return err
 		}
 		w.active[gvk] = true
+		log.FromContext(ctx).Info("watching "+gvk.String(), "action", "watch", "kind", gvk.Kind)
 	}
 	for gvk := range w.active {
 		if want[gvk] {
@@ -49,6 +51,7 @@ func (w *watches) sync(ctx context.Context, want map[schema.GroupVersionKind]boo
 		}
 		delete(w.active, gvk)
 		w.caches.gate.forget(gvk)
+		log.FromContext(ctx).Info("stopped watching "+gvk.String()+": its CRD is gone or no active asset needs it", "action", "unwatch", "kind", gvk.Kind)
 	}
 	return nil
 }

@@ -99,7 +99,7 @@ func TestBinary(t *testing.T) {
 	}
 
 	probes, dbg := freeAddr(t), freeAddr(t)
-	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--metrics-bind-address", "0",
+	cmd := exec.Command(bin, "run", "--kubeconfig", kubeconfig, "--metrics-bind-address", "0",
 		"--health-probe-bind-address", probes, "--debug-bind-address", dbg)
 	logs, err := os.Create(filepath.Join(t.TempDir(), "autopilot.log"))
 	if err != nil {
@@ -132,6 +132,10 @@ func TestBinary(t *testing.T) {
 	code, body := get("http://" + dbg + "/debug/render/psi-enable")
 	if code != http.StatusOK || !strings.Contains(body, "psi=1") || !strings.Contains(body, "outcome:") {
 		t.Fatalf("/debug/render/psi-enable: %d\n%s", code, body)
+	}
+	// The admin's log: one info line per object created, none per no-op.
+	if l := dump(); !strings.Contains(l, `"action":"create"`) || !strings.Contains(l, `"object":"MachineConfig/99-worker-kubevirt-psi-karg"`) {
+		t.Fatalf("no create line for the PSI MachineConfig in the log:\n%s", l)
 	}
 	code, body = get("http://" + dbg + "/debug/health?format=json")
 	if code != http.StatusOK || !strings.Contains(body, `"status": "ok"`) {
