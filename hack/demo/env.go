@@ -80,11 +80,11 @@ func up(dir, autopilot string, progress io.Writer) (*demo, error) {
 	go func() { _ = d.autopilot.Wait(); _ = logf.Close(); close(d.exited) }()
 
 	if err := waitFor(ctx, d.exited, func() bool { return httpOK("http://" + probes + "/readyz") }); err != nil {
-		return d, fmt.Errorf("the autopilot did not become ready (%v): see %s", err, d.logPath)
+		return d, fmt.Errorf("the autopilot did not become ready (%w): see %s", err, d.logPath)
 	}
 	// Converged: a diff of everything against the cluster finds nothing to change.
 	if err := waitFor(ctx, d.exited, func() bool { return d.cli(nil, "render", "--kubeconfig", d.kubeconfig, "--output", "diff") == nil }); err != nil {
-		return d, fmt.Errorf("the cluster did not converge (%v): see %s", err, d.logPath)
+		return d, fmt.Errorf("the cluster did not converge (%w): see %s", err, d.logPath)
 	}
 	var status bytes.Buffer
 	_ = d.cli(&status, "render", "--kubeconfig", d.kubeconfig, "--output", "status")

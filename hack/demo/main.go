@@ -102,7 +102,7 @@ func spawn(dir, autopilot string) error {
 		case err := <-exited:
 			log, _ := os.ReadFile(filepath.Join(dir, "demo.log"))
 			_ = os.RemoveAll(dir)
-			return fmt.Errorf("the demo stopped before it was ready (%v):\n%s", err, log)
+			return fmt.Errorf("the demo stopped before it was ready (%w):\n%s", err, log)
 		case <-deadline:
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			return fmt.Errorf("the demo was not ready in time: see %s/demo.log; 'make demo-stop' cleans up", dir)

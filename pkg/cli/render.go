@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -230,7 +231,7 @@ func filter(ds []engine.Decision, only []string) []engine.Decision {
 func liveClient(kubeconfig string) (client.Client, error) {
 	cfg, err := restConfig(kubeconfig)
 	if err != nil {
-		if err == errNoCluster {
+		if errors.Is(err, errNoCluster) {
 			return nil, fmt.Errorf("no input: give --hco-file to render offline, or --kubeconfig (or KUBECONFIG, or run in a pod) to read a cluster")
 		}
 		return nil, err

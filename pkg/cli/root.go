@@ -45,7 +45,7 @@ func Execute(args []string, stdout, stderr io.Writer) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != errQuiet {
+		if !errors.Is(ee.err, errQuiet) {
 			fmt.Fprintln(stderr, "error:", ee.err)
 		}
 		return ee.code

@@ -97,7 +97,7 @@ func TestManifests(t *testing.T) {
 					t.Log("VENDOR_CRDS unset: ServiceMonitor not checked against its CRD")
 					continue
 				}
-				if err := c.Patch(ctx, o.DeepCopy(), client.Apply, client.FieldOwner("deploy-test"), client.DryRunAll, client.ForceOwnership); err != nil {
+				if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner("deploy-test"), client.DryRunAll, client.ForceOwnership); err != nil {
 					t.Errorf("%s %s/%s rejected: %v", o.GetKind(), o.GetNamespace(), o.GetName(), err)
 				}
 			}

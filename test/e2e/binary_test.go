@@ -137,6 +137,8 @@ func TestBinary(t *testing.T) {
 	if l := dump(); !strings.Contains(l, `"action":"create"`) || !strings.Contains(l, `"object":"MachineConfig/99-worker-kubevirt-psi-karg"`) {
 		t.Fatalf("no create line for the PSI MachineConfig in the log:\n%s", l)
 	}
+	runReadmeCommands(t, bin, kubeconfig)
+
 	code, body = get("http://" + dbg + "/debug/health?format=json")
 	if code != http.StatusOK || !strings.Contains(body, `"status": "ok"`) {
 		t.Fatalf("/debug/health: %d\n%s", code, body)
@@ -152,5 +154,43 @@ func TestBinary(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("no exit 30s after SIGTERM\n%s", dump())
+	}
+}
+
+// runReadmeCommands runs every 'bin/virt-platform-autopilot ...' line of the
+// README's code blocks as printed (a live one against the test cluster): the
+// README stays true.
+func runReadmeCommands(t *testing.T, bin, kubeconfig string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	inBlock := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "```") {
+			inBlock = !inBlock
+			continue
+		}
+		const prefix = "bin/virt-platform-autopilot "
+		if !inBlock || !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		cmdline := strings.TrimSpace(strings.SplitN(line, "#", 2)[0])
+		cmdline = strings.Replace(cmdline, "~/.kube/config", kubeconfig, 1)
+		args := strings.Fields(strings.TrimPrefix(cmdline, prefix))
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = testenv.RepoRoot()
+		out, err := cmd.CombinedOutput()
+		code := cmd.ProcessState.ExitCode()
+		// A live diff exits 1 when something would change: the README says so.
+		if err != nil && (code != 1 || !strings.Contains(cmdline, "--output diff")) {
+			t.Errorf("README command %q: exit %d: %v\n%s", cmdline, code, err, out)
+		}
+		ran++
+	}
+	if ran < 4 {
+		t.Errorf("found only %d binary commands in the README's code blocks", ran)
 	}
 }
