@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -79,7 +80,9 @@ func start(stateDir, autopilot string, detach bool) error {
 // spawn starts the demo in a new session, waits until it is ready or failed,
 // and prints what it prints.
 func spawn(dir, autopilot string) error {
-	logf, err := os.Create(filepath.Join(dir, "demo.log"))
+	// Read and write: the child removes its folder when it fails, and the
+	// log is still read through this handle to say why.
+	logf, err := os.OpenFile(filepath.Join(dir, "demo.log"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
@@ -100,7 +103,8 @@ func spawn(dir, autopilot string) error {
 	for {
 		select {
 		case err := <-exited:
-			log, _ := os.ReadFile(filepath.Join(dir, "demo.log"))
+			_, _ = logf.Seek(0, io.SeekStart)
+			log, _ := io.ReadAll(logf)
 			_ = os.RemoveAll(dir)
 			return fmt.Errorf("the demo stopped before it was ready (%w):\n%s", err, log)
 		case <-deadline:

@@ -12,11 +12,16 @@ func metaName(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: na
 
 // summary is what a newcomer reads: where the cluster is, what converged,
 // and one command per annotation with what to look at.
-func summary(d *demo, status, metrics, probes, debugAddr string) string {
+func summary(d *demo, status string, converged bool, metrics, probes, debugAddr string) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
 	p("")
-	p("The autopilot converged a fresh cluster (a real kube-apiserver and etcd on loopback).")
+	if converged {
+		p("The autopilot converged a fresh cluster (a real kube-apiserver and etcd on loopback).")
+	} else {
+		p("The autopilot runs on a fresh cluster (a real kube-apiserver and etcd on loopback), but after %s", convergeTimeout)
+		p("something is still left to change: see the REASON column below and the log.")
+	}
 	p("")
 	p("  kubeconfig:  %s", d.kubeconfig)
 	p("  logs:        %s", d.logPath)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,7 +56,7 @@ func TestDemo(t *testing.T) {
 	if k1 == nil || k2 == nil || k1[1] == k2[1] {
 		t.Fatalf("each demo prints its own kubeconfig:\n%s\n%s", first, second)
 	}
-	for _, want := range []string{"psi-enable ", "INCLUDED", "MISSING-DEPENDENCY", "make demo-stop", "platform.kubevirt.io/patch", "platform.kubevirt.io/ignore-fields",
+	for _, want := range []string{"The autopilot converged", "psi-enable ", "INCLUDED", "make demo-stop", "platform.kubevirt.io/patch", "platform.kubevirt.io/ignore-fields",
 		"platform.kubevirt.io/mode=unmanaged", "platform.kubevirt.io/disabled-resources", "platform.kubevirt.io/enable-pci-passthrough"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("the demo's summary lacks %q:\n%s", want, first)
@@ -138,6 +139,8 @@ func TestDemoForeground(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +154,7 @@ func TestDemoForeground(t *testing.T) {
 		}
 	}
 	if !strings.Contains(seen.String(), "kubeconfig:") {
-		t.Fatalf("no summary before the log:\n%s", seen.String())
+		t.Fatalf("no summary before the log:\n%s\nstderr:\n%s", seen.String(), stderr.String())
 	}
 	go func() {
 		for sc.Scan() { // keep draining the followed log
