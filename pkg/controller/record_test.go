@@ -75,3 +75,50 @@ func TestEventsAreDeduplicated(t *testing.T) {
 		t.Fatalf("every corrective write is reported: %v", rec.reasons)
 	}
 }
+
+// relatedRecorder keeps the related object of each event on the HCO.
+type relatedRecorder struct{ related []string }
+
+func (c *relatedRecorder) Eventf(regarding, related runtime.Object, _, _, _, _ string, _ ...interface{}) {
+	if regarding.(*unstructured.Unstructured).GetKind() != "HyperConverged" {
+		return
+	}
+	name := "<nil>"
+	if related != nil {
+		name = related.(*unstructured.Unstructured).GetName()
+	}
+	c.related = append(c.related, name)
+}
+
+// The events API folds events with the same (regarding, related, reason,
+// action) into one series: an HCO event names its subject in related, even
+// one not created yet (no UID), so two creations stay two events.
+func TestHCOEventsCarryTheirSubject(t *testing.T) {
+	rec := &relatedRecorder{}
+	r := &Reconciler{status: newStatusStore(), recorder: rec}
+	hco := obj("HyperConverged", "kubevirt-hyperconverged", "hco-uid")
+	for _, name := range []string{"swap", "psi"} {
+		d := engine.Decision{Asset: &catalog.Asset{Name: name}, Outcome: engine.Included, Rendered: obj("MachineConfig", name, "")}
+		r.record(context.Background(), hco, &d, engine.Result{Outcome: engine.Applied, Reason: "created"})
+	}
+	if fmt.Sprint(rec.related) != "[swap psi]" {
+		t.Fatalf("related objects of the HCO's Created events: %v, want [swap psi]", rec.related)
+	}
+}
+
+func TestFeatureGatesWarningOnce(t *testing.T) {
+	rec := &countingRecorder{}
+	r := &Reconciler{status: newStatusStore(), recorder: rec}
+	hco := obj("HyperConverged", "kubevirt-hyperconverged", "hco-uid")
+	for range 3 {
+		r.recordFeatureGates(context.Background(), hco, "spec.featureGates is not a list")
+	}
+	if rec.count() != 1 {
+		t.Fatalf("one FeatureGatesUnreadable event while the problem lasts: %v", rec.reasons)
+	}
+	r.recordFeatureGates(context.Background(), hco, "")
+	r.recordFeatureGates(context.Background(), hco, "spec.featureGates is not a list")
+	if rec.count() != 2 {
+		t.Fatalf("a problem that comes back is reported again: %v", rec.reasons)
+	}
+}
