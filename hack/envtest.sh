@@ -9,7 +9,8 @@ out=${1:-$here/../bin/envtest}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 stamp="$out/.built-from"
-want=$(sha256sum "$here/envtest-tools/go.mod" "$here/envtest-tools/go.sum" | sha256sum | cut -c1-16)
+# Content only, not paths: any checkout of the same modules reuses the build.
+want=$(cat "$here/envtest-tools/go.mod" "$here/envtest-tools/go.sum" | sha256sum | cut -c1-16)
 if [[ -x "$out/kube-apiserver" && -x "$out/etcd" && "$(cat "$stamp" 2>/dev/null)" == "$want" ]]; then
   echo "$out"
   exit 0

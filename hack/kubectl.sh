@@ -8,7 +8,7 @@ out=${1:-$here/../bin/tools}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 stamp="$out/.kubectl-built-from"
-want=$(sha256sum "$here/kubectl-tool/go.mod" "$here/kubectl-tool/go.sum" | sha256sum | cut -c1-16)
+want=$(cat "$here/kubectl-tool/go.mod" "$here/kubectl-tool/go.sum" | sha256sum | cut -c1-16)
 if [[ -x "$out/kubectl" && "$(cat "$stamp" 2>/dev/null)" == "$want" ]]; then
   echo "$out"
   exit 0
