@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
@@ -56,9 +57,10 @@ func run(docsPath, readmePath string) error {
 }
 
 type row struct {
-	asset  *catalog.Asset
-	object string // Kind namespace/name as rendered offline
-	api    string
+	asset      *catalog.Asset
+	object     string // Kind namespace/name as rendered offline
+	api        string
+	disruption string
 }
 
 // describe renders every asset offline (no cluster facts) to name its object.
@@ -76,7 +78,8 @@ func describe(cat *catalog.Catalog) ([]row, error) {
 		if u.GetNamespace() != "" {
 			name = u.GetNamespace() + "/" + name
 		}
-		rows = append(rows, row{asset: a, object: u.GetKind() + " `" + name + "`", api: u.GetAPIVersion()})
+		d := engine.DisruptionOf(&engine.Decision{Asset: a, Rendered: u})
+		rows = append(rows, row{asset: a, object: u.GetKind() + " `" + name + "`", api: u.GetAPIVersion(), disruption: d.String()})
 	}
 	return rows, nil
 }
@@ -101,7 +104,7 @@ func assetsDoc(cat *catalog.Catalog, rows []row) []byte {
 	b.WriteString("`reconcile_order`; opt-in assets remove what they created when they turn off. An asset whose\n")
 	b.WriteString("CRD (or `gate_crd`) is missing is reported as a missing dependency only if it would be active.\n")
 	for tier := 1; tier <= 3; tier++ {
-		fmt.Fprintf(&b, "\n## %s\n\n| Asset | Object | API | Install | Active when | Order | What and why |\n|---|---|---|---|---|---|---|\n", tierNames[tier])
+		fmt.Fprintf(&b, "\n## %s\n\n| Asset | Object | API | Install | Active when | Disruption | Order | What and why |\n|---|---|---|---|---|---|---|---|\n", tierNames[tier])
 		for _, r := range rows {
 			if r.asset.Tier != tier {
 				continue
@@ -111,12 +114,29 @@ func assetsDoc(cat *catalog.Catalog, rows []row) []byte {
 			if a.GateCRD != "" {
 				extra = fmt.Sprintf(" Needs CRD `%s`.", a.GateCRD)
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s | %d | %s%s |\n", a.Name, r.object, r.api, a.Install, when(a), a.ReconcileOrder, a.Description, extra)
+			fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s | %s | %d | %s%s |\n", a.Name, r.object, r.api, a.Install, when(a), r.disruption, a.ReconcileOrder, a.Description, extra)
 		}
 		for _, s := range cat.Switches {
 			if s.Tier == tier {
-				fmt.Fprintf(&b, "| switch `%s` | part of `%s` | | opt-in | HCO annotation `platform.kubevirt.io/%s: \"true\"` | | %s |\n", s.Name, s.Asset, s.Name, s.Description)
+				fmt.Fprintf(&b, "| switch `%s` | part of `%s` | | opt-in | HCO annotation `platform.kubevirt.io/%s: \"true\"` | as `%s` | | %s |\n", s.Name, s.Asset, s.Name, s.Asset, s.Description)
 			}
+		}
+	}
+	b.WriteString("\n## Disruption\n\n")
+	b.WriteString("A write of a MachineConfig or KubeletConfig makes the Machine Config Operator render a new\n")
+	b.WriteString("configuration for the pool and drain and reboot its nodes one at a time (`reboots pool <name>`;\n")
+	b.WriteString("the catalog declares it and fails to load when a declaration does not match the kind). See it\n")
+	b.WriteString("before it happens: the DISRUPTION column of `render --output status`, and the summary that ends\n")
+	b.WriteString("`render --output diff` (pools, objects, node counts). When it happens: an Event `PoolRollout`\n")
+	b.WriteString("on the HCO names the pool and the object.\n")
+	b.WriteString("\n## Sources\n\nThe upstream code each node-level setting was decided from.\n")
+	for _, r := range rows {
+		if len(r.asset.Sources) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### `%s`\n\n", r.asset.Name)
+		for _, src := range r.asset.Sources {
+			fmt.Fprintf(&b, "- %s\n", src)
 		}
 	}
 	b.WriteString("\n## Opt-in switches (HCO annotations)\n\n")

@@ -44,7 +44,28 @@ type Asset struct {
 	// Params are passed to the template as .Params, so one template can serve
 	// several assets (for example one MachineConfig per pool role).
 	Params map[string]string `json:"params,omitempty"`
+	// Disruption is what applying the object does to nodes.
+	Disruption Disruption `json:"disruption"`
+	// Sources cite the upstream code an asset's settings were decided from
+	// (repository path: fact); docs/assets.md lists them.
+	Sources []string `json:"sources,omitempty"`
 }
+
+// Disruption says what a write of an asset's object does to running nodes.
+type Disruption string
+
+const (
+	// DisruptionNone: nodes keep running; operators reconcile their operands.
+	DisruptionNone Disruption = "none"
+	// DisruptionReboot: the Machine Config Operator renders a new pool
+	// configuration and drains and reboots the pool's nodes, one at a time.
+	DisruptionReboot Disruption = "reboot"
+)
+
+// RebootKinds are the kinds the Machine Config Operator turns into node
+// configuration: writing one rolls a pool (a change with no node disruption
+// policy reboots: machine-config-operator docs/NodeDisruptionPolicy.md).
+var RebootKinds = map[string]bool{"MachineConfig": true, "KubeletConfig": true, "ContainerRuntimeConfig": true}
 
 // OptIn reports whether the asset's objects are removed when it becomes inactive.
 func (a *Asset) OptIn() bool { return a.Install == InstallOptIn }
@@ -162,6 +183,13 @@ func validate(fsys fs.FS, a *Asset) error {
 		if err := a.Conditions[j].validate(); err != nil {
 			return fmt.Errorf("condition %d: %w", j, err)
 		}
+	}
+	want := DisruptionNone
+	if RebootKinds[a.Component] {
+		want = DisruptionReboot
+	}
+	if a.Disruption != want {
+		return fmt.Errorf("disruption %q: a %s write means %q (MachineConfig and KubeletConfig reboot their pool, other kinds none)", a.Disruption, a.Component, want)
 	}
 	return nil
 }

@@ -38,7 +38,9 @@ func TestCatalogRejects(t *testing.T) {
 		"field of another condition type": {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: opt-in, conditions: [{type: feature-gate, name: X, key: y}]}]`, `does not take "key"`},
 		"unknown detector":                {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: opt-in, conditions: [{type: hardware, detector: flux}]}]`, "unknown detector"},
 		"bad topology value":              {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: opt-in, conditions: [{type: topology, field: compact, value: "maybe"}]}]`, "topology value"},
-		"duplicate":                       {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always}, {name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always}]`, "duplicate"},
+		"duplicate":                       {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}, {name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}]`, "duplicate"},
+		"MachineConfig without reboot":    {`assets: [{name: a, path: t.yaml.tpl, component: MachineConfig, tier: 1, reconcile_order: 1, install: always, disruption: none}]`, `"reboot"`},
+		"a reboot that is not one":        {`assets: [{name: a, path: t.yaml.tpl, component: ConfigMap, tier: 1, reconcile_order: 1, install: always, disruption: reboot}]`, `"none"`},
 		"bad name":                        {`assets: [{name: A_b, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always}]`, "lower-case"},
 	}
 	for name, tc := range cases {

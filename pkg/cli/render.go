@@ -202,6 +202,7 @@ func writeDiff(ctx context.Context, o renderOptions, c client.Client, rc *render
 			b.WriteString(d.Diff)
 		}
 	}
+	b.WriteString("\n" + preview.DisruptionSummary(diffs, rc.Topology))
 	if _, err := stdout.Write(b.Bytes()); err != nil {
 		return &exitError{ExitError, err}
 	}

@@ -121,8 +121,10 @@ func (r *Reconciler) record(ctx context.Context, hco *unstructured.Unstructured,
 			reason = "DriftCorrected"
 		}
 		r.event(hco, subject, corev1.EventTypeNormal, reason, res.Reason)
+		r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason)
 	case engine.Deleted:
 		r.event(hco, subject, corev1.EventTypeNormal, "Deleted", res.Reason)
+		r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason)
 	case engine.Retained:
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Retained", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Throttled:
@@ -269,6 +271,20 @@ func (r *Reconciler) recordExclusionErrors(hco *unstructured.Unstructured, errs 
 		fmt.Sprintf("annotation %s: malformed entries ignored (the others still apply): %s", annotations.DisabledResources, strings.Join(msgs, "; ")))
 }
 
+// rollout names, on the HCO, a write that makes the Machine Config Operator
+// drain and reboot a pool's nodes: the one event an admin must not miss.
+func (r *Reconciler) rollout(hco, subject *unstructured.Unstructured, d engine.Disruption, what string) {
+	if !d.Reboot || subject == nil {
+		return
+	}
+	pool := d.Pool
+	if pool == "" {
+		pool = "(unnamed)"
+	}
+	r.event(hco, subject, corev1.EventTypeWarning, "PoolRollout",
+		fmt.Sprintf("MachineConfigPool %s rolls: the Machine Config Operator drains and reboots its nodes one at a time (%s)", pool, what))
+}
+
 // recordFeatureGates warns once when the HCO's featureGates cannot be read.
 func (r *Reconciler) recordFeatureGates(ctx context.Context, hco *unstructured.Unstructured, warning string) {
 	const reason = "FeatureGatesUnreadable"
@@ -297,6 +313,7 @@ func (r *Reconciler) recordTombstones(hco *unstructured.Unstructured, results []
 		switch {
 		case t.Deleted:
 			r.event(hco, o, corev1.EventTypeNormal, "TombstoneDeleted", fmt.Sprintf("deleted obsolete object (%s)", t.Tombstone.Path))
+			r.rollout(hco, o, engine.ObjectDisruption(o), "obsolete object deleted")
 		case t.Status == tombstone.Skipped:
 			r.eventOnce(hco, o, corev1.EventTypeNormal, "TombstoneSkipped", "left obsolete object in place: "+t.Reason)
 		case t.Status == tombstone.Error:

@@ -3,6 +3,9 @@ package preview
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -33,6 +36,8 @@ type ObjectDiff struct {
 	Change Change `json:"change"`
 	Reason string `json:"reason,omitempty"`
 	Diff   string `json:"diff,omitempty"`
+	// Disruption is what the change does to nodes (none when unchanged).
+	Disruption engine.Disruption `json:"disruption"`
 }
 
 // Diff computes, with server-side dry-runs under the autopilot's field
@@ -97,13 +102,16 @@ func applyDiff(ctx context.Context, c client.Client, d *engine.Decision) (Object
 	default:
 		od.Change = Changed
 	}
+	if od.Change != Unchanged {
+		od.Disruption = engine.DisruptionOf(d)
+	}
 	return od, nil
 }
 
 func deletion(asset string, live *unstructured.Unstructured, reason string) ObjectDiff {
 	key := engine.ObjectKey(live)
 	return ObjectDiff{Asset: asset, Object: key, Change: Deleted, Reason: reason,
-		Diff: unifiedDiff("live/"+key, "/dev/null", toYAML(live), "")}
+		Diff: unifiedDiff("live/"+key, "/dev/null", toYAML(live), ""), Disruption: engine.ObjectDisruption(live)}
 }
 
 // toYAML renders an object for diffing, without what every write changes.
@@ -128,4 +136,42 @@ func get(ctx context.Context, c client.Reader, ref *unstructured.Unstructured) (
 		return nil, err
 	}
 	return u, nil
+}
+
+// DisruptionSummary says what applying diffs would do to nodes: per pool,
+// the objects that roll it and how many nodes it has (from node roles: the
+// master pool holds the control-plane nodes, worker the others).
+func DisruptionSummary(diffs []ObjectDiff, t rendercontext.Topology) string {
+	byPool := map[string][]string{}
+	var pools []string
+	for _, d := range diffs {
+		if !d.Disruption.Reboot {
+			continue
+		}
+		if _, seen := byPool[d.Disruption.Pool]; !seen {
+			pools = append(pools, d.Disruption.Pool)
+		}
+		byPool[d.Disruption.Pool] = append(byPool[d.Disruption.Pool], d.Object+" "+string(d.Change))
+	}
+	if len(pools) == 0 {
+		return "Disruption: none: no node reboots.\n"
+	}
+	sort.Strings(pools)
+	var b strings.Builder
+	b.WriteString("Disruption: applying reboots nodes. The Machine Config Operator drains and reboots each pool's nodes one at a time:\n")
+	for _, p := range pools {
+		nodes := "unknown number of"
+		switch p {
+		case "worker":
+			nodes = strconv.Itoa(t.Workers)
+		case "master":
+			nodes = strconv.Itoa(t.Masters)
+		}
+		name := p
+		if name == "" {
+			name = "(pool not named by the object)"
+		}
+		fmt.Fprintf(&b, "  pool %s (%s nodes): %s\n", name, nodes, strings.Join(byPool[p], ", "))
+	}
+	return b.String()
 }

@@ -90,7 +90,7 @@ func WriteJSON(w io.Writer, v any) error {
 // WriteStatus writes a table of every decision and a summary line.
 func WriteStatus(w io.Writer, ds []engine.Decision) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ASSET\tSTATUS\tOBJECT\tREASON")
+	fmt.Fprintln(tw, "ASSET\tSTATUS\tOBJECT\tDISRUPTION\tREASON")
 	counts := map[string]int{}
 	for i := range ds {
 		d := &ds[i]
@@ -100,13 +100,13 @@ func WriteStatus(w io.Writer, ds []engine.Decision) error {
 		}
 		s := Status(d.Outcome)
 		counts[s]++
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Asset.Name, s, obj, oneLine(d.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Asset.Name, s, obj, engine.DisruptionOf(d), oneLine(d.Reason))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	var parts []string
-	for _, s := range []string{"INCLUDED", "EXCLUDED", "UNMANAGED", "MISSING-DEPENDENCY", "INVALID", "ERROR"} {
+	for _, s := range []string{"INCLUDED", "EXCLUDED", "UNMANAGED", "RETAINED", "MISSING-DEPENDENCY", "INVALID", "ERROR"} {
 		if counts[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], strings.ToLower(s)))
 		}

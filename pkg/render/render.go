@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/reservation"
 )
 
 // unsafeFuncs are the sprig functions whose output depends on more than the input.
@@ -121,6 +122,9 @@ func baseFuncs() template.FuncMap {
 	for _, name := range unsafeFuncs {
 		delete(f, name)
 	}
+	// memoryReservation: the kubelet memory reservation whose NUMA sum the
+	// memory manager checks (pkg/reservation).
+	f["memoryReservation"] = reservation.TemplateValues
 	f["toYaml"] = func(v any) (string, error) {
 		b, err := yaml.Marshal(v)
 		return strings.TrimSuffix(string(b), "\n"), err
@@ -141,6 +145,8 @@ func contextFuncs(rc *rendercontext.RenderContext) template.FuncMap {
 		"crdHasField":  rc.HasField,
 		// switch "enable-x": the HCO annotation platform.kubevirt.io/enable-x is "true".
 		"switch": rc.Switch,
+		// featureGate "X": the HCO's spec.featureGates enables X.
+		"featureGate": rc.FeatureGateEnabled,
 		// excluded KIND NAMESPACE NAME: the object is root-excluded, so
 		// assets that depend on it can adapt.
 		"excluded": func(kind, namespace, name string) bool {

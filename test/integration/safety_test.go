@@ -103,7 +103,7 @@ func safetySpecs(ctx context.Context) {
 
 	It("reverts a key another manager adds to an atomic map", func() {
 		requireVendorCRDs()
-		const kc = "kubevirt-worker-performance"
+		const kc = "kubevirt-kubelet-worker"
 		Eventually(func() *unstructured.Unstructured { return get(kcGVK, "", kc) }).ShouldNot(BeNil())
 		update(kcGVK, "", kc, "other-operator", func(u *unstructured.Unstructured) {
 			Expect(unstructured.SetNestedField(u.Object, "x", "spec", "machineConfigPoolSelector", "matchLabels", "extra")).To(Succeed())
@@ -112,7 +112,7 @@ func safetySpecs(ctx context.Context) {
 			m, _, _ := unstructured.NestedMap(get(kcGVK, "", kc).Object, "spec", "machineConfigPoolSelector", "matchLabels")
 			return m
 		}).ShouldNot(HaveKey("extra"), func() string {
-			st := status("kubelet-performance")
+			st := status("kubelet-worker")
 			return fmt.Sprintf("%+v (live resourceVersion %s)", st, get(kcGVK, "", kc).GetResourceVersion())
 		})
 	})
