@@ -32,4 +32,7 @@ const (
 	// DisabledResources on the HCO lists objects never to create
 	// ("Kind/name" or "Kind/namespace/name", globs allowed, comma separated).
 	DisabledResources = "platform.kubevirt.io/disabled-resources"
+	// Autopilot on the HCO activates the autopilot: absent or "true" all of
+	// it, "false" nothing (paused), or a comma list of assets and groups.
+	Autopilot = "platform.kubevirt.io/autopilot"
 )

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
@@ -143,6 +144,13 @@ func runRender(o renderOptions, stdout, stderr io.Writer) error {
 	// What the controller reports as an Event on the HCO, the CLI says on stderr.
 	for _, w := range rc.InputWarnings() {
 		fmt.Fprintln(stderr, "warning:", w)
+	}
+	act := engine.ActivationOf(rc, cat)
+	if len(act.Unknown) > 0 {
+		fmt.Fprintf(stderr, "warning: annotation %s: %s name(s) no asset or group and are ignored\n", annotations.Autopilot, strings.Join(act.Unknown, ", "))
+	}
+	if act.Paused {
+		fmt.Fprintf(stderr, "warning: the autopilot is paused by HCO annotation %s=%q: it writes and deletes nothing\n", annotations.Autopilot, act.Value)
 	}
 	ev := &engine.Evaluator{Renderer: render.New(assets.FS)}
 	ds := filter(ev.Plan(ctx, cat, rc, live, engine.Preview(rc)), o.assets)

@@ -27,10 +27,13 @@ const (
 	IdleHCOAbsent IdleReason = "hco_absent"
 	// IdleHCOTerminating: the HyperConverged is being deleted.
 	IdleHCOTerminating IdleReason = "hco_terminating"
+	// IdlePaused: the HCO's platform.kubevirt.io/autopilot switch is "false"
+	// (or lists nothing the catalog knows).
+	IdlePaused IdleReason = "paused"
 )
 
 // IdleReasons are every IdleReason, for the metric.
-var IdleReasons = []IdleReason{IdleHCOCRDAbsent, IdleHCOVersionUnserved, IdleHCOAbsent, IdleHCOTerminating}
+var IdleReasons = []IdleReason{IdleHCOCRDAbsent, IdleHCOVersionUnserved, IdleHCOAbsent, IdleHCOTerminating, IdlePaused}
 
 // IdleStatus is why the autopilot is idle (/debug/health).
 type IdleStatus struct {

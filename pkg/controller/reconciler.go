@@ -178,12 +178,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		r.setIdle(ctx, IdleStatus{Reason: IdleHCOTerminating, Message: "HyperConverged " + r.opts.Namespace + "/" + rendercontext.HCOName + " is being deleted: nothing is written or deleted"})
 		return r.finish(ctx, hco.GetResourceVersion(), r.baseWatches(rc), 0)
 	}
-	r.setIdle(ctx, IdleStatus{})
+	act := engine.ActivationOf(rc, r.opts.Catalog)
+	r.recordActivation(ctx, hco, act)
 
 	intent := &freshIntent{reader: r.direct, namespace: r.opts.Namespace, cached: rc}
 	r.recordExclusionErrors(hco, rc.ExclusionErrors)
 	r.recordFeatureGates(ctx, hco, rc.FeatureGatesWarning())
-	r.recordTombstones(hco, r.reaper.Reap(ctx, r.opts.Tombstones, engine.GuardFor(rc), intent.guard))
+	if act.All() {
+		// Tombstones clean up after earlier releases of the whole autopilot;
+		// a paused or partial autopilot leaves everything as it is.
+		r.recordTombstones(hco, r.reaper.Reap(ctx, r.opts.Tombstones, engine.GuardFor(rc), intent.guard))
+	}
 
 	want := r.baseWatches(rc)
 	var retry time.Duration

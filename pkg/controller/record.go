@@ -161,7 +161,7 @@ const unresolvedReason = "IgnoreFieldsUnresolved"
 func (r *Reconciler) metricsFor(d *engine.Decision, res engine.Result, target *unstructured.Unstructured) {
 	name := d.Asset.Name
 	for _, o := range []engine.Outcome{engine.Applied, engine.Unchanged, engine.Excluded, engine.Unmanaged, engine.Throttled,
-		engine.Invalid, engine.MissingDependency, engine.Inactive, engine.Retained, engine.Failed, engine.Deleted} {
+		engine.Invalid, engine.MissingDependency, engine.Inactive, engine.Retained, engine.Paused, engine.Failed, engine.Deleted} {
 		v := 0.0
 		if o == res.Outcome {
 			v = 1
@@ -283,6 +283,30 @@ func (r *Reconciler) rollout(hco, subject *unstructured.Unstructured, d engine.D
 	}
 	r.event(hco, subject, corev1.EventTypeWarning, "PoolRollout",
 		fmt.Sprintf("MachineConfigPool %s rolls: the Machine Config Operator drains and reboots its nodes one at a time (%s)", pool, what))
+}
+
+// recordActivation reports the HCO's platform.kubevirt.io/autopilot switch:
+// paused is idle (log, metric, /debug/health) with one Event; entries naming
+// no asset or group are an invalid annotation (Event, metric).
+func (r *Reconciler) recordActivation(ctx context.Context, hco *unstructured.Unstructured, act engine.Activation) {
+	const invalid = "InvalidAutopilot"
+	labels := []string{hco.GetKind(), hco.GetNamespace(), hco.GetName(), annotations.Autopilot, string(engine.Malformed)}
+	if len(act.Unknown) > 0 {
+		metrics.InvalidAnnotation.WithLabelValues(labels...).Set(1)
+		r.eventOnce(hco, nil, corev1.EventTypeWarning, invalid, fmt.Sprintf("annotation %s: %s name(s) no asset or group and are ignored; assets and groups: see render --output status",
+			annotations.Autopilot, strings.Join(act.Unknown, ", ")))
+	} else {
+		metrics.InvalidAnnotation.DeleteLabelValues(labels...)
+		r.forgetEvent(hco, invalid)
+	}
+	if !act.Paused {
+		r.setIdle(ctx, IdleStatus{})
+		r.forgetEvent(hco, "Paused")
+		return
+	}
+	msg := fmt.Sprintf("paused by HCO annotation %s=%q: nothing is written or deleted until it is removed, \"true\", or lists assets", annotations.Autopilot, act.Value)
+	r.setIdle(ctx, IdleStatus{Reason: IdlePaused, Message: msg})
+	r.eventOnce(hco, nil, corev1.EventTypeWarning, "Paused", msg)
 }
 
 // recordFeatureGates warns once when the HCO's featureGates cannot be read.

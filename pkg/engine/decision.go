@@ -48,6 +48,9 @@ const (
 	// (hardware, topology) stopped holding; the object the autopilot
 	// created is kept as it is and not written until the fact holds again.
 	Retained Outcome = "Retained"
+	// Paused: the HCO's platform.kubevirt.io/autopilot switch leaves this
+	// asset out; its object is left exactly as it is, never deleted.
+	Paused Outcome = "Paused"
 	// Idle: nothing is written or deleted (the HCO is absent, served in
 	// a version the autopilot does not read, or being deleted).
 	Idle Outcome = "Idle"

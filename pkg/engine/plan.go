@@ -21,9 +21,15 @@ type Step func(d *Decision) (effectiveHCO *unstructured.Unstructured)
 // conditions, exclusion, patch, mask or the effective HCO.
 func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *rendercontext.RenderContext, live LiveReader, step Step) []Decision {
 	out := make([]Decision, 0, len(cat.Assets))
+	act := ActivationOf(rc, cat)
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
-		d := e.Evaluate(ctx, a, rc, live)
+		var d Decision
+		if ok, why := act.Allows(a); ok {
+			d = e.Evaluate(ctx, a, rc, live)
+		} else {
+			d = Decision{Asset: a, Outcome: Paused, Reason: why}
+		}
 		if hco := step(&d); hco != nil && a.ReconcileOrder == 0 && hco.GroupVersionKind() == rendercontext.HCOGVK {
 			rc.SetHCO(hco)
 		}

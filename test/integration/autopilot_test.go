@@ -52,6 +52,8 @@ var _ = Describe("Autopilot", Ordered, func() {
 		for _, name := range []string{psiMC, swapMC} {
 			Eventually(func() int { return len(events("Created", name)) }).Should(BeNumerically(">", 0), name)
 			Expect(logs.find(map[string]string{"action": "create", "object": "MachineConfig/" + name})).To(HaveLen(1), name)
+			// A MachineConfig write rolls its pool: the HCO says so, naming it.
+			Eventually(func() int { return len(events("PoolRollout", name, "MachineConfigPool worker rolls")) }).Should(BeNumerically(">", 0), name)
 		}
 	})
 

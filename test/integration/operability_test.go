@@ -119,7 +119,7 @@ func operabilitySpecs(ctx context.Context) {
 
 	It("previews with a server-side dry-run what a reconcile would change, with kubectl-diff exit codes", func() {
 		kc := writeKubeconfig(GinkgoT().TempDir())
-		runCLI(0, "--kubeconfig", kc, "--namespace", hcoNamespace, "--output", "diff")
+		Expect(runCLI(0, "--kubeconfig", kc, "--namespace", hcoNamespace, "--output", "diff")).To(ContainSubstring("Disruption: none"))
 
 		stopManager()
 		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
@@ -143,6 +143,9 @@ func operabilitySpecs(ctx context.Context) {
 		Expect(out).To(ContainSubstring("KubeDescheduler/" + deschedulerNamespace + "/cluster deleted (asset turned off"))
 		Expect(out).To(ContainSubstring("MachineConfig/" + swapMC + " unchanged"))
 		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}), "a diff writes nothing")
+		// It ends with what applying would do to nodes, by pool.
+		Expect(out).To(ContainSubstring("Disruption: applying reboots nodes"))
+		Expect(out).To(MatchRegexp(`pool worker \(\d+ nodes\): MachineConfig/` + psiMC + ` changed`))
 
 		startManager()
 		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))

@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+)
+
+// Activation is the HCO's platform.kubevirt.io/autopilot switch: absent or
+// "true" activates everything (the zero-configuration default), "false"
+// pauses everything, and a comma list of asset names or groups activates
+// only those. What is not active is left exactly as it is: never written,
+// never deleted.
+type Activation struct {
+	// Paused: nothing is active ("false", or a list naming nothing known).
+	Paused bool
+	// Only lists the active assets and groups; nil means all.
+	Only map[string]bool
+	// Unknown lists entries that name no asset or group (reported, ignored).
+	Unknown []string
+	// Value is the annotation as written, for messages.
+	Value string
+}
+
+// ActivationOf reads the switch from the HCO; cat resolves names and groups.
+func ActivationOf(rc *rendercontext.RenderContext, cat *catalog.Catalog) Activation {
+	v, ok := rc.HCOAnnotation(annotations.Autopilot)
+	v = strings.TrimSpace(v)
+	if !ok || v == "" || strings.EqualFold(v, "true") {
+		return Activation{Value: v}
+	}
+	a := Activation{Value: v, Only: map[string]bool{}}
+	if strings.EqualFold(v, "false") {
+		a.Paused = true
+		return a
+	}
+	known := map[string]bool{}
+	for _, as := range cat.Assets {
+		known[as.Name] = true
+		if as.Group != "" {
+			known[as.Group] = true
+		}
+	}
+	for _, e := range strings.Split(v, ",") {
+		e = strings.TrimSpace(e)
+		switch {
+		case e == "":
+		case known[e]:
+			a.Only[e] = true
+		default:
+			a.Unknown = append(a.Unknown, e)
+		}
+	}
+	// A list that names nothing known (a typo of "false", say) activates
+	// nothing: failing safe means not writing.
+	a.Paused = len(a.Only) == 0
+	return a
+}
+
+// All reports whether every asset is active.
+func (a Activation) All() bool { return !a.Paused && a.Only == nil }
+
+// Allows reports whether asset as is active, and if not, why.
+func (a Activation) Allows(as *catalog.Asset) (bool, string) {
+	switch {
+	case a.All():
+		return true, ""
+	case a.Paused:
+		return false, fmt.Sprintf("paused: HCO annotation %s=%q", annotations.Autopilot, a.Value)
+	case a.Only[as.Name] || (as.Group != "" && a.Only[as.Group]):
+		return true, ""
+	}
+	return false, fmt.Sprintf("paused: not listed in HCO annotation %s=%q", annotations.Autopilot, a.Value)
+}
