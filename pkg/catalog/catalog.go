@@ -55,9 +55,9 @@ type Asset struct {
 type Disruption string
 
 const (
-	// DisruptionNone: nodes keep running; operators reconcile their operands.
+	// DisruptionNone means nodes keep running; operators reconcile their operands.
 	DisruptionNone Disruption = "none"
-	// DisruptionReboot: the Machine Config Operator renders a new pool
+	// DisruptionReboot means the Machine Config Operator renders a new pool
 	// configuration and drains and reboots the pool's nodes, one at a time.
 	DisruptionReboot Disruption = "reboot"
 )

@@ -53,6 +53,9 @@ var factKinds = map[schema.GroupVersionKind]bool{
 	rendercontext.HCOGVK:            true,
 	rendercontext.InfrastructureGVK: true,
 	rendercontext.SchedulerGVK:      true,
+	// KubeletConfigs: a handful per cluster, all of them read to find one
+	// that clashes with the autopilot's on a pool (engine.KubeletClash).
+	rendercontext.KubeletConfigGVK: true,
 }
 
 // factsCacheOptions scope the second cache: namespaced fact kinds (the HCO)

@@ -140,6 +140,8 @@ func (r *Reconciler) record(ctx context.Context, hco *unstructured.Unstructured,
 			fmt.Sprintf("annotation %s on %s is ignored and the object left as is: %s", d.Annotation, objKey, res.Reason))
 	case engine.MissingDependency:
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "MissingDependency", fmt.Sprintf("asset %s: %s", name, res.Reason))
+	case engine.Conflict:
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Conflict", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Failed:
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "SyncFailed", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	default:
@@ -161,7 +163,7 @@ const unresolvedReason = "IgnoreFieldsUnresolved"
 func (r *Reconciler) metricsFor(d *engine.Decision, res engine.Result, target *unstructured.Unstructured) {
 	name := d.Asset.Name
 	for _, o := range []engine.Outcome{engine.Applied, engine.Unchanged, engine.Excluded, engine.Unmanaged, engine.Throttled,
-		engine.Invalid, engine.MissingDependency, engine.Inactive, engine.Retained, engine.Paused, engine.Failed, engine.Deleted} {
+		engine.Invalid, engine.MissingDependency, engine.Inactive, engine.Retained, engine.Paused, engine.Conflict, engine.Failed, engine.Deleted} {
 		v := 0.0
 		if o == res.Outcome {
 			v = 1
@@ -246,6 +248,10 @@ func (r *Reconciler) logAction(ctx context.Context, d *engine.Decision, res engi
 	case engine.MissingDependency:
 		if changed {
 			logger.Info(res.Reason, "action", "wait")
+		}
+	case engine.Conflict:
+		if changed {
+			logger.Info(res.Reason, "action", "conflict")
 		}
 	}
 }

@@ -48,6 +48,10 @@ const (
 	// (hardware, topology) stopped holding; the object the autopilot
 	// created is kept as it is and not written until the fact holds again.
 	Retained Outcome = "Retained"
+	// Conflict: another actor's object configures the same thing and the
+	// autopilot's would silently override it (a second KubeletConfig on a
+	// pool); nothing is written until a person decides.
+	Conflict Outcome = "Conflict"
 	// Paused: the HCO's platform.kubevirt.io/autopilot switch leaves this
 	// asset out; its object is left exactly as it is, never deleted.
 	Paused Outcome = "Paused"

@@ -111,6 +111,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			}
 		}
 	}
+	if clash := KubeletClash(obj, rc); clash != "" {
+		d.Outcome, d.Reason = Conflict, clash
+		return d
+	}
 	stamp(desired, a.Name)
 	d.Desired = desired
 	d.Outcome = Included

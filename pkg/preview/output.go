@@ -26,6 +26,8 @@ func Status(o engine.Outcome) string {
 		return "RETAINED"
 	case engine.Paused:
 		return "PAUSED"
+	case engine.Conflict:
+		return "CONFLICT"
 	case engine.MissingDependency:
 		return "MISSING-DEPENDENCY"
 	case engine.Invalid:
@@ -108,7 +110,7 @@ func WriteStatus(w io.Writer, ds []engine.Decision) error {
 		return err
 	}
 	var parts []string
-	for _, s := range []string{"INCLUDED", "EXCLUDED", "UNMANAGED", "RETAINED", "PAUSED", "MISSING-DEPENDENCY", "INVALID", "ERROR"} {
+	for _, s := range []string{"INCLUDED", "EXCLUDED", "UNMANAGED", "RETAINED", "PAUSED", "CONFLICT", "MISSING-DEPENDENCY", "INVALID", "ERROR"} {
 		if counts[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], strings.ToLower(s)))
 		}

@@ -48,6 +48,8 @@ type RenderContext struct {
 	// AssumeAllKinds treats every kind and CRD as installed: an offline
 	// render without CRD facts previews everything that would be active.
 	AssumeAllKinds bool
+	// KubeletConfigs are every KubeletConfig on the cluster (see Facts).
+	KubeletConfigs []*unstructured.Unstructured
 
 	structures map[schema.GroupVersionKind]structure.Structure
 }

@@ -17,6 +17,9 @@ type Facts struct {
 	Scheduler      *unstructured.Unstructured // config.openshift.io/v1 Scheduler "cluster", if any
 	Nodes          []corev1.Node
 	CRDs           []apiextensionsv1.CustomResourceDefinition
+	// KubeletConfigs are every KubeletConfig on the cluster, the
+	// autopilot's and others'.
+	KubeletConfigs []*unstructured.Unstructured
 }
 
 const (
@@ -34,6 +37,7 @@ func New(f Facts) *RenderContext {
 	for i := range f.CRDs {
 		rc.CRDs[f.CRDs[i].Name] = &f.CRDs[i]
 	}
+	rc.KubeletConfigs = f.KubeletConfigs
 	rc.Topology = topology(f)
 	rc.Hardware = hardware(f.Nodes)
 	return rc

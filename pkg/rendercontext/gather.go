@@ -17,12 +17,14 @@ import (
 var (
 	HCOGVK            = schema.GroupVersionKind{Group: HCOGroup, Version: HCOVersion, Kind: HCOKind}
 	InfrastructureGVK = schema.GroupVersionKind{Group: "config.openshift.io", Version: "v1", Kind: "Infrastructure"}
+	KubeletConfigGVK  = schema.GroupVersionKind{Group: "machineconfiguration.openshift.io", Version: "v1", Kind: "KubeletConfig"}
 	SchedulerGVK      = schema.GroupVersionKind{Group: "config.openshift.io", Version: "v1", Kind: "Scheduler"}
 )
 
 // Optional OpenShift config CRDs; their objects are read only when installed.
 const (
 	InfrastructureCRD = "infrastructures.config.openshift.io"
+	KubeletConfigCRD  = "kubeletconfigs.machineconfiguration.openshift.io"
 	SchedulerCRD      = "schedulers.config.openshift.io"
 )
 
@@ -56,6 +58,18 @@ func Gather(ctx context.Context, r client.Reader, namespace string) (Facts, erro
 	if has[SchedulerCRD] {
 		if f.Scheduler, err = getOptional(ctx, r, SchedulerGVK, "cluster"); err != nil {
 			return f, err
+		}
+	}
+	if has[KubeletConfigCRD] {
+		// Every KubeletConfig, whoever owns it: another one selecting a
+		// pool the autopilot configures clashes with the autopilot's.
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(KubeletConfigGVK.GroupVersion().WithKind("KubeletConfigList"))
+		if err := r.List(ctx, list); err != nil && !meta.IsNoMatchError(err) {
+			return f, fmt.Errorf("list KubeletConfigs: %w", err)
+		}
+		for i := range list.Items {
+			f.KubeletConfigs = append(f.KubeletConfigs, &list.Items[i])
 		}
 	}
 	var nodes corev1.NodeList

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/cli"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
@@ -155,6 +156,78 @@ func operabilitySpecs(ctx context.Context) {
 			var o, e bytes.Buffer
 			return cli.Render([]string{"--kubeconfig", kc, "--namespace", hcoNamespace, "--output", "diff"}, &o, &e)
 		}).Should(Equal(0))
+	})
+
+	It("pauses on platform.kubevirt.io/autopilot=false, then manages only the assets listed, then everything", func() {
+		setSwitch := func(v string) string {
+			return update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, annotations.Autopilot, v) })
+		}
+		reconciledAt := func(rv string) {
+			Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+		}
+		rv := setSwitch("false")
+		reconciledAt(rv)
+		Expect(rec.Health().Idle).NotTo(BeNil())
+		Expect(rec.Health().Idle.Reason).To(Equal(controller.IdlePaused))
+		Eventually(func() int { return len(events("Paused", annotations.Autopilot)) }).Should(Equal(1))
+
+		mark := requests.mark()
+		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+		})
+		reconciledAt(poke())
+		Expect(status("psi-enable").Outcome).To(Equal(engine.Paused))
+		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}), "paused: nothing is written")
+		Expect(writes(requests.since(mark))).To(BeEmpty(), "paused: no write, no delete")
+		Expect(len(events("Paused", annotations.Autopilot))).To(Equal(1), "one Event per pause")
+
+		// Only the listed asset: psi is corrected, swap left as it is.
+		update(mcGVK, "", swapMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedField(u.Object, "3.3.0", "spec", "config", "ignition", "version")).To(Succeed())
+		})
+		reconciledAt(setSwitch("psi-enable"))
+		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
+		Expect(rec.Health().Idle).To(BeNil())
+		Expect(status("swap-enable").Outcome).To(Equal(engine.Paused))
+		v, _, _ := unstructured.NestedString(get(mcGVK, "", swapMC).Object, "spec", "config", "ignition", "version")
+		Expect(v).To(Equal("3.3.0"), "an asset not listed is left exactly as it is")
+
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
+			a := u.GetAnnotations()
+			delete(a, annotations.Autopilot)
+			u.SetAnnotations(a)
+		})
+		Eventually(func() string {
+			v, _, _ := unstructured.NestedString(get(mcGVK, "", swapMC).Object, "spec", "config", "ignition", "version")
+			return v
+		}).ShouldNot(Equal("3.3.0"), "without the switch everything is managed again")
+	})
+
+	It("never applies its KubeletConfig over another one selecting the same pool, and says what to do", func() {
+		requireVendorCRDs()
+		const ours = "kubevirt-kubelet-worker"
+		Eventually(func() *unstructured.Unstructured { return get(kcGVK, "", ours) }).ShouldNot(BeNil())
+		Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Unchanged))
+		before := get(kcGVK, "", ours).GetResourceVersion()
+
+		admin := newObj(kcGVK, "", "admin-worker-tuning")
+		Expect(unstructured.SetNestedField(admin.Object, map[string]any{
+			"matchLabels": map[string]any{"pools.operator.machineconfiguration.openshift.io/worker": ""}}, "spec", "machineConfigPoolSelector")).To(Succeed())
+		Expect(unstructured.SetNestedField(admin.Object, map[string]any{"maxPods": int64(300)}, "spec", "kubeletConfig")).To(Succeed())
+		Expect(k8s.Create(ctx, admin)).To(Succeed())
+
+		Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Conflict))
+		Expect(status("kubelet-worker").Reason).To(ContainSubstring("admin-worker-tuning"))
+		// One Event on the KubeletConfig and one on the HCO, not one per reconcile.
+		conflicts := func() int { return len(events("Conflict", "admin-worker-tuning", annotations.DisabledResources)) }
+		Eventually(conflicts).Should(Equal(2))
+		rv := poke()
+		Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+		Expect(conflicts()).To(Equal(2))
+		Expect(get(kcGVK, "", ours).GetResourceVersion()).To(Equal(before), "the autopilot's KubeletConfig is left as it is")
+
+		Expect(k8s.Delete(ctx, admin)).To(Succeed())
+		Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Unchanged))
 	})
 }
 

@@ -1,0 +1,52 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+)
+
+func kubeletConfig(name string, selector map[string]any, ours bool) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+	u.SetGroupVersionKind(rendercontext.KubeletConfigGVK)
+	u.SetName(name)
+	if selector != nil {
+		u.Object["spec"].(map[string]any)["machineConfigPoolSelector"] = selector
+	}
+	if ours {
+		u.SetLabels(map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue})
+	}
+	return u
+}
+
+func TestKubeletClash(t *testing.T) {
+	worker := map[string]any{"matchLabels": map[string]any{"pools.operator.machineconfiguration.openshift.io/worker": ""}}
+	master := map[string]any{"matchLabels": map[string]any{"pools.operator.machineconfiguration.openshift.io/master": ""}}
+	ours := kubeletConfig("kubevirt-kubelet-worker", worker, true)
+	for name, c := range map[string]struct {
+		others []*unstructured.Unstructured
+		clash  string
+	}{
+		"alone":                                {nil, ""},
+		"our own live copy":                    {[]*unstructured.Unstructured{kubeletConfig("kubevirt-kubelet-worker", worker, true)}, ""},
+		"another pool":                         {[]*unstructured.Unstructured{kubeletConfig("admin-master", master, false)}, ""},
+		"no selector selects nothing":          {[]*unstructured.Unstructured{kubeletConfig("admin-none", nil, false)}, ""},
+		"an admin's on the pool":               {[]*unstructured.Unstructured{kubeletConfig("admin-worker", worker, false)}, "KubeletConfig admin-worker (not the autopilot's) already selects pool worker"},
+		"an empty selector selects every pool": {[]*unstructured.Unstructured{kubeletConfig("admin-all", map[string]any{}, false)}, "admin-all"},
+		"by expression": {[]*unstructured.Unstructured{kubeletConfig("admin-expr", map[string]any{"matchExpressions": []any{
+			map[string]any{"key": "pools.operator.machineconfiguration.openshift.io/worker", "operator": "Exists"}}}, false)}, "admin-expr"},
+	} {
+		rc := &rendercontext.RenderContext{KubeletConfigs: c.others}
+		got := KubeletClash(ours, rc)
+		if (c.clash == "") != (got == "") || !strings.Contains(got, c.clash) {
+			t.Errorf("%s: got %q, want %q", name, got, c.clash)
+		}
+		if got != "" && !strings.Contains(got, "disabled-resources") {
+			t.Errorf("%s: the message says what to do: %q", name, got)
+		}
+	}
+}
