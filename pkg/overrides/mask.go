@@ -73,10 +73,24 @@ func Mask(desired, live *unstructured.Unstructured, pointers []jsonpointer.Point
 				}
 			}
 			v, _ := jsonpointer.Get(live.Object, lp)
-			m.keep(dp, lp, v)
+			m.keep(dp, lp, v, m.elementKeys(lp)...)
 		}
 	}
 	return unresolved
+}
+
+// elementKeys returns the key fields when lp addresses an element of a list
+// merged by key: a kept element always keeps its keys, or it would be sent
+// without an identity.
+func (m *masker) elementKeys(lp jsonpointer.Pointer) []string {
+	if len(lp) == 0 || !isIndex(lp[len(lp)-1]) {
+		return nil
+	}
+	keys, granular := m.st.ListKeys(m.st.Path(m.live.Object, lp[:len(lp)-1]))
+	if !granular {
+		return nil
+	}
+	return keys
 }
 
 type masker struct {
