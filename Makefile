@@ -10,7 +10,7 @@ IMG ?= quay.io/kubevirt/virt-platform-autopilot:latest
 # podman when installed, else docker.
 CONTAINER_TOOL ?= $(shell command -v podman >/dev/null 2>&1 && echo podman || echo docker)
 # The local image and kind cluster of the local-development targets.
-LOCAL_IMG    ?= virt-platform-autopilot:dev
+LOCAL_IMG    ?= localhost/virt-platform-autopilot:dev
 KIND_CLUSTER ?= virt-platform-autopilot
 DEPLOY_NS     = virt-platform-autopilot-system
 

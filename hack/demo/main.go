@@ -189,6 +189,9 @@ func stopAll(stateDir string) error {
 			continue // a foreground demo: Ctrl-C stops it
 		}
 		pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+		if !servesDir(pid, dir) {
+			pid = 0 // the demo died and its pid may belong to another process now
+		}
 		if p, err := os.FindProcess(pid); err == nil && pid > 0 && p.Signal(syscall.SIGTERM) == nil {
 			waitGone(dir, 60*time.Second)
 			waitExited(pid, 10*time.Second)
@@ -201,6 +204,17 @@ func stopAll(stateDir string) error {
 		fmt.Println("no detached demo is running")
 	}
 	return nil
+}
+
+// servesDir reports whether pid is the demo serving dir (its command line
+// names the folder).
+func servesDir(pid int, dir string) bool {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	abs, _ := filepath.Abs(dir)
+	return strings.Contains(string(cmdline), "serve") && strings.Contains(string(cmdline), abs)
 }
 
 // running reports whether pid is a live process (a zombie is not).

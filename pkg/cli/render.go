@@ -28,8 +28,10 @@ func Render(args []string, stdout, stderr io.Writer) int {
 
 type renderOptions struct {
 	hcoFile, nodesFile, kubeconfig, namespace, output string
-	crds, assets                                      []string
-	showExcluded                                      bool
+	// activation, when set, stands in for the HCO's platform.kubevirt.io/autopilot.
+	activation   *string
+	crds, assets []string
+	showExcluded bool
 }
 
 func newRenderCommand() *cobra.Command {
@@ -69,6 +71,10 @@ invalid decisions are named on stderr).`,
 					}
 				}
 			}
+			if f.Changed("activation") {
+				v, _ := f.GetString("activation")
+				o.activation = &v
+			}
 			return runRender(o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -81,6 +87,7 @@ invalid decisions are named on stderr).`,
 	f.StringVarP(&o.output, "output", "o", "yaml", "yaml, json, status, or diff (live only; exit 1 when something would change)")
 	f.BoolVar(&o.showExcluded, "show-excluded", false, "yaml/json: also list assets that would not be applied, with the reason")
 	f.StringSliceVar(&o.assets, "asset", nil, "only this asset (repeatable)")
+	f.String("activation", "", "evaluate as if the HCO's platform.kubevirt.io/autopilot were this (e.g. true: what switching a paused autopilot on would do)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"yaml", "json", "status", "diff"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("asset", completeAssets)
 	return cmd
@@ -127,7 +134,7 @@ func runRender(o renderOptions, stdout, stderr io.Writer) error {
 		if err != nil {
 			return &exitError{ExitError, err}
 		}
-		rc = rendercontext.New(facts)
+		rc = rendercontext.New(withActivation(facts, o.activation))
 		rc.AssumeAllKinds = assumeAll
 		live = preview.Static{facts.HCO}
 	} else {
@@ -138,7 +145,7 @@ func runRender(o renderOptions, stdout, stderr io.Writer) error {
 		if err != nil {
 			return &exitError{ExitError, fmt.Errorf("read HCO %s/%s and cluster facts: %w", o.namespace, rendercontext.HCOName, err)}
 		}
-		rc = rendercontext.New(facts)
+		rc = rendercontext.New(withActivation(facts, o.activation))
 		live = preview.LiveReader{Reader: c}
 	}
 	// What the controller reports as an Event on the HCO, the CLI says on stderr.
@@ -150,15 +157,21 @@ func runRender(o renderOptions, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "warning: annotation %s: %s name(s) no asset or group and are ignored\n", annotations.Autopilot, strings.Join(act.Unknown, ", "))
 	}
 	if act.Paused {
-		fmt.Fprintf(stderr, "warning: the autopilot is paused by HCO annotation %s=%q: it writes and deletes nothing\n", annotations.Autopilot, act.Value)
+		fmt.Fprintf(stderr, "warning: the autopilot is paused by HCO annotation %s=%q: it writes and deletes nothing (--activation=true previews switching it on)\n", annotations.Autopilot, act.Value)
+	}
+	if !act.All() {
+		tombs = nil // a paused or partial autopilot deletes nothing
 	}
 	ev := &engine.Evaluator{Renderer: render.New(assets.FS)}
 	ds := filter(ev.Plan(ctx, cat, rc, live, engine.Preview(rc)), o.assets)
 
-	if err := writeRender(ctx, o, c, rc, ds, tombs, stdout); err != nil {
-		return err
+	werr := writeRender(ctx, o, c, rc, ds, tombs, stdout)
+	var ee *exitError
+	if werr != nil && (!errors.As(werr, &ee) || ee.code != ExitChanges) {
+		return werr
 	}
-	// An invalid annotation is an error a CI job must see, after the output.
+	// An invalid annotation is an error a CI job must see, after the output;
+	// it outranks "changes".
 	var invalid []string
 	for _, d := range ds {
 		if d.Outcome == engine.Invalid {
@@ -168,7 +181,24 @@ func runRender(o renderOptions, stdout, stderr io.Writer) error {
 	if len(invalid) > 0 {
 		return &exitError{ExitInvalid, fmt.Errorf("%d asset(s) INVALID, left as they are until fixed:\n  %s", len(invalid), strings.Join(invalid, "\n  "))}
 	}
-	return nil
+	return werr
+}
+
+// withActivation returns facts whose HCO carries the activation switch v
+// (nil: as it is), on a copy.
+func withActivation(f rendercontext.Facts, v *string) rendercontext.Facts {
+	if v == nil || f.HCO == nil {
+		return f
+	}
+	hco := f.HCO.DeepCopy()
+	a := hco.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[annotations.Autopilot] = *v
+	hco.SetAnnotations(a)
+	f.HCO = hco
+	return f
 }
 
 func writeRender(ctx context.Context, o renderOptions, c client.Client, rc *rendercontext.RenderContext, ds []engine.Decision, tombs []tombstone.Tombstone, stdout io.Writer) error {

@@ -56,6 +56,7 @@ var factKinds = map[schema.GroupVersionKind]bool{
 	// KubeletConfigs: a handful per cluster, all of them read to find one
 	// that clashes with the autopilot's on a pool (engine.KubeletClash).
 	rendercontext.KubeletConfigGVK: true,
+	rendercontext.PoolGVK:          true,
 }
 
 // factsCacheOptions scope the second cache: namespaced fact kinds (the HCO)
@@ -102,9 +103,20 @@ func (c caches) Get(ctx context.Context, key client.ObjectKey, obj client.Object
 // List serves the kinds the controller's own sources watch (CRDs, Nodes),
 // synced before the first reconcile; a deadline still bounds it.
 func (c caches) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	ch := c.forObject(list)
+	if u, ok := list.(*unstructured.UnstructuredList); ok {
+		// Fact kinds listed for a few assets (KubeletConfigs, pools) go
+		// through the sync gate: a kind that cannot be listed costs one
+		// bounded wait, then fails at once, and only its assets fail.
+		gvk := u.GroupVersionKind()
+		gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+		if err := c.gate.wait(ctx, ch, unstructuredOf(gvk)); err != nil {
+			return err
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.gate.timeout)
 	defer cancel()
-	return c.forObject(list).List(ctx, list, opts...)
+	return ch.List(ctx, list, opts...)
 }
 
 func unstructuredOf(gvk schema.GroupVersionKind) *unstructured.Unstructured {

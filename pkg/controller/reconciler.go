@@ -186,8 +186,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	r.recordFeatureGates(ctx, hco, rc.FeatureGatesWarning())
 	if act.All() {
 		// Tombstones clean up after earlier releases of the whole autopilot;
-		// a paused or partial autopilot leaves everything as it is.
-		r.recordTombstones(hco, r.reaper.Reap(ctx, r.opts.Tombstones, engine.GuardFor(rc), intent.guard))
+		// a paused or partial autopilot leaves everything as it is (the
+		// deletion Guard refuses too, on the fresh HCO as well).
+		results := r.reaper.Reap(ctx, r.opts.Tombstones, engine.GuardFor(rc), intent.guard)
+		r.recordTombstones(hco, results)
+		rc.KubeletConfigs = withoutDeleted(rc.KubeletConfigs, results)
 	}
 
 	want := r.baseWatches(rc)
@@ -376,4 +379,25 @@ func (r *Reconciler) Health() Health {
 	sort.Strings(h.Watched)
 	h.Throttled = r.syncer.Throttle.Throttled()
 	return h
+}
+
+// withoutDeleted drops the objects tombstones just deleted, so an old
+// KubeletConfig removed in this reconcile does not read as a clash.
+func withoutDeleted(objs []*unstructured.Unstructured, results []tombstone.Result) []*unstructured.Unstructured {
+	gone := map[string]bool{}
+	for _, t := range results {
+		if t.Deleted {
+			gone[engine.ObjectKey(t.Tombstone.Object)] = true
+		}
+	}
+	if len(gone) == 0 {
+		return objs
+	}
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		if !gone[engine.ObjectKey(o)] {
+			out = append(out, o)
+		}
+	}
+	return out
 }

@@ -121,7 +121,10 @@ func (r *Reconciler) record(ctx context.Context, hco *unstructured.Unstructured,
 			reason = "DriftCorrected"
 		}
 		r.event(hco, subject, corev1.EventTypeNormal, reason, res.Reason)
-		r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason)
+		if d.Live == nil || touchesSpec(res.Drift) {
+			// Labels and annotations do not reach a node; spec does.
+			r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason)
+		}
 	case engine.Deleted:
 		r.event(hco, subject, corev1.EventTypeNormal, "Deleted", res.Reason)
 		r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason)
@@ -343,7 +346,7 @@ func (r *Reconciler) recordTombstones(hco *unstructured.Unstructured, results []
 		switch {
 		case t.Deleted:
 			r.event(hco, o, corev1.EventTypeNormal, "TombstoneDeleted", fmt.Sprintf("deleted obsolete object (%s)", t.Tombstone.Path))
-			r.rollout(hco, o, engine.ObjectDisruption(o), "obsolete object deleted")
+			r.rollout(hco, o, engine.ObjectDisruption(t.Live), "obsolete object deleted")
 		case t.Status == tombstone.Skipped:
 			r.eventOnce(hco, o, corev1.EventTypeNormal, "TombstoneSkipped", "left obsolete object in place: "+t.Reason)
 		case t.Status == tombstone.Error:
@@ -419,4 +422,13 @@ func dedupKey(hco, subject *unstructured.Unstructured, reason string) string {
 		s = subject
 	}
 	return engine.ObjectKey(s) + "|" + reason
+}
+
+func touchesSpec(drift []string) bool {
+	for _, p := range drift {
+		if p == "/spec" || strings.HasPrefix(p, "/spec/") {
+			return true
+		}
+	}
+	return false
 }

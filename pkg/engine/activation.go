@@ -29,7 +29,7 @@ type Activation struct {
 func ActivationOf(rc *rendercontext.RenderContext, cat *catalog.Catalog) Activation {
 	v, ok := rc.HCOAnnotation(annotations.Autopilot)
 	v = strings.TrimSpace(v)
-	if !ok || v == "" || strings.EqualFold(v, "true") {
+	if !ok || activatesAll(v) {
 		return Activation{Value: v}
 	}
 	a := Activation{Value: v, Only: map[string]bool{}}
@@ -74,4 +74,10 @@ func (a Activation) Allows(as *catalog.Asset) (bool, string) {
 		return true, ""
 	}
 	return false, fmt.Sprintf("paused: not listed in HCO annotation %s=%q", annotations.Autopilot, a.Value)
+}
+
+// activatesAll: an empty or "true" switch is the zero-configuration default.
+func activatesAll(v string) bool {
+	v = strings.TrimSpace(v)
+	return v == "" || strings.EqualFold(v, "true")
 }

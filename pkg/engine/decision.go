@@ -102,6 +102,9 @@ const (
 	ProtectedPath InvalidReason = "protected_path"
 	// DoesNotApply: valid, but it does not apply to the rendered object.
 	DoesNotApply InvalidReason = "does_not_apply"
+	// Unsafe: the patched object is one a node would refuse (a kubelet
+	// that would not start).
+	Unsafe InvalidReason = "unsafe"
 	// UnresolvedPointer: an ignore-fields pointer addresses nothing; the
 	// asset still converges (a warning, not Invalid).
 	UnresolvedPointer InvalidReason = "unresolved_pointer"

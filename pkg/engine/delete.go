@@ -24,11 +24,18 @@ type Guard struct {
 	// HCOTerminating: the HCO is being deleted (uninstall). Nothing is
 	// deleted (or written) then: the owners of the operands clean up.
 	HCOTerminating bool
+	// Activation is the HCO's platform.kubevirt.io/autopilot switch when it
+	// is not "everything": paused or partial, the autopilot deletes nothing.
+	Activation string
 }
 
 // GuardFor returns the deletion guard of a render context.
 func GuardFor(rc *rendercontext.RenderContext) Guard {
-	return Guard{Exclusions: rc.Exclusions, HCOTerminating: rc.HCOTerminating()}
+	g := Guard{Exclusions: rc.Exclusions, HCOTerminating: rc.HCOTerminating()}
+	if v, ok := rc.HCOAnnotation(annotations.Autopilot); ok && !activatesAll(v) {
+		g.Activation = v
+	}
+	return g
 }
 
 // MayDelete reports whether live may be deleted by the autopilot, and if
@@ -45,6 +52,9 @@ func GuardFor(rc *rendercontext.RenderContext) Guard {
 func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
 	if g.HCOTerminating {
 		return false, "the HyperConverged is being deleted"
+	}
+	if g.Activation != "" {
+		return false, fmt.Sprintf("HCO annotation %s=%q: nothing is deleted unless everything is active", annotations.Autopilot, g.Activation)
 	}
 	if live.GetLabels()[annotations.ManagedByLabel] != annotations.ManagedByValue {
 		return false, fmt.Sprintf("no %s=%s label", annotations.ManagedByLabel, annotations.ManagedByValue)

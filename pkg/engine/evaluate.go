@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -13,6 +14,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/overrides"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/reservation"
 )
 
 // LiveReader finds the live copy of an object; nil, nil when it does not exist.
@@ -111,9 +113,28 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			}
 		}
 	}
-	if clash := KubeletClash(obj, rc); clash != "" {
+	clash, err := KubeletClash(obj, rc)
+	switch {
+	case err != nil:
+		d.Outcome, d.Reason = Failed, err.Error()
+		return d
+	case clash != "":
 		d.Outcome, d.Reason = Conflict, clash
 		return d
+	}
+	if gvk == rendercontext.KubeletConfigGVK {
+		// A patch can break the kubelet's memory arithmetic; a pool whose
+		// kubelets cannot start is an outage, so such a patch is refused.
+		spec, _, _ := unstructured.NestedMap(desired.Object, "spec")
+		if err := reservation.Check(spec); err != nil {
+			if slices.Contains(d.Customizations, "patch") {
+				d.Outcome, d.Annotation, d.InvalidReason = Invalid, annotations.Patch, Unsafe
+				d.Reason = "the patched KubeletConfig would stop the pool's kubelets from starting: " + err.Error()
+			} else {
+				d.Outcome, d.Reason = Failed, "rendered KubeletConfig fails the node's checks (a template bug): "+err.Error()
+			}
+			return d
+		}
 	}
 	stamp(desired, a.Name)
 	d.Desired = desired

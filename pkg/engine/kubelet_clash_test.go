@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -35,18 +36,39 @@ func TestKubeletClash(t *testing.T) {
 		"our own live copy":                    {[]*unstructured.Unstructured{kubeletConfig("kubevirt-kubelet-worker", worker, true)}, ""},
 		"another pool":                         {[]*unstructured.Unstructured{kubeletConfig("admin-master", master, false)}, ""},
 		"no selector selects nothing":          {[]*unstructured.Unstructured{kubeletConfig("admin-none", nil, false)}, ""},
-		"an admin's on the pool":               {[]*unstructured.Unstructured{kubeletConfig("admin-worker", worker, false)}, "KubeletConfig admin-worker (not the autopilot's) already selects pool worker"},
+		"an admin's on the pool":               {[]*unstructured.Unstructured{kubeletConfig("admin-worker", worker, false)}, "KubeletConfig admin-worker already selects pool worker"},
+		"an old one of ours, kept":             {[]*unstructured.Unstructured{kubeletConfig("kubevirt-worker-performance", worker, true)}, "kubevirt-worker-performance"},
 		"an empty selector selects every pool": {[]*unstructured.Unstructured{kubeletConfig("admin-all", map[string]any{}, false)}, "admin-all"},
 		"by expression": {[]*unstructured.Unstructured{kubeletConfig("admin-expr", map[string]any{"matchExpressions": []any{
 			map[string]any{"key": "pools.operator.machineconfiguration.openshift.io/worker", "operator": "Exists"}}}, false)}, "admin-expr"},
 	} {
 		rc := &rendercontext.RenderContext{KubeletConfigs: c.others}
-		got := KubeletClash(ours, rc)
+		got, err := KubeletClash(ours, rc)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if (c.clash == "") != (got == "") || !strings.Contains(got, c.clash) {
 			t.Errorf("%s: got %q, want %q", name, got, c.clash)
 		}
 		if got != "" && !strings.Contains(got, "disabled-resources") {
 			t.Errorf("%s: the message says what to do: %q", name, got)
 		}
+	}
+}
+
+// The usual recipe selects a label the admin put on the pool: matched
+// against the live pool's labels, as MCO does.
+func TestKubeletClashByPoolLabel(t *testing.T) {
+	ours := kubeletConfig("kubevirt-kubelet-worker", map[string]any{"matchLabels": map[string]any{"pools.operator.machineconfiguration.openshift.io/worker": ""}}, true)
+	admin := kubeletConfig("set-max-pods", map[string]any{"matchLabels": map[string]any{"custom-kubelet": "large-pods"}}, false)
+	pool := &unstructured.Unstructured{Object: map[string]any{}}
+	pool.SetGroupVersionKind(rendercontext.PoolGVK)
+	pool.SetName("worker")
+	pool.SetLabels(map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": "", "custom-kubelet": "large-pods"})
+	if got, _ := KubeletClash(ours, &rendercontext.RenderContext{KubeletConfigs: []*unstructured.Unstructured{admin}, Pools: []*unstructured.Unstructured{pool}}); !strings.Contains(got, "set-max-pods") {
+		t.Errorf("a selector on the pool's own label clashes: %q", got)
+	}
+	if _, err := KubeletClash(ours, &rendercontext.RenderContext{KubeletConfigsErr: errors.New("forbidden")}); err == nil {
+		t.Error("KubeletConfigs that cannot be read are an error, never \"no clash\"")
 	}
 }

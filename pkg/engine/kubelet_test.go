@@ -88,3 +88,25 @@ func TestKubeletConfigsANodeAccepts(t *testing.T) {
 		t.Fatalf("only %d KubeletConfigs checked: the matrix lost its kubelet assets", checked)
 	}
 }
+
+// A patch that breaks the kubelet's memory arithmetic is refused (Invalid,
+// reason unsafe) and the object left as it is: a pool whose kubelets cannot
+// start is an outage.
+func TestUnsafeKubeletPatchIsRefused(t *testing.T) {
+	ev, cat, rc := setup(t, nil)
+	rc.HCO["spec"] = map[string]any{"featureGates": []any{map[string]any{"name": "CPUManager"}}}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(rendercontext.KubeletConfigGVK)
+	live.SetName("kubevirt-kubelet-worker")
+	a, _ := cat.Get("kubelet-worker")
+	for patch, want := range map[string]engine.Outcome{
+		`[{"op":"replace","path":"/spec/kubeletConfig/kubeReserved/memory","value":"2Gi"}]`: engine.Invalid,
+		`[{"op":"replace","path":"/spec/kubeletConfig/maxPods","value":300}]`:               engine.Included,
+	} {
+		live.SetAnnotations(map[string]string{"platform.kubevirt.io/patch": patch})
+		d := ev.Evaluate(context.Background(), a, rc, liveMap{"KubeletConfig//kubevirt-kubelet-worker": live})
+		if d.Outcome != want || (want == engine.Invalid && d.InvalidReason != engine.Unsafe) {
+			t.Errorf("%s: %s (%s) %s, want %s", patch, d.Outcome, d.InvalidReason, d.Reason, want)
+		}
+	}
+}

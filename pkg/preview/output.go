@@ -104,7 +104,11 @@ func WriteStatus(w io.Writer, ds []engine.Decision) error {
 		}
 		s := Status(d.Outcome)
 		counts[s]++
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Asset.Name, s, obj, engine.DisruptionOf(d), oneLine(d.Reason))
+		disruption := "-" // nothing would be written
+		if d.Outcome == engine.Included {
+			disruption = engine.DisruptionOf(d).String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Asset.Name, s, obj, disruption, oneLine(d.Reason))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

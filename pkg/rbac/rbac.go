@@ -35,6 +35,8 @@ var static = []rbacv1.PolicyRule{
 	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"config.openshift.io"}, Resources: []string{"infrastructures", "schedulers"}, Verbs: []string{"get", "list", "watch"}},
+	// Pool labels: another KubeletConfig selecting a pool the autopilot configures clashes.
+	{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	// Secure metrics: each scrape's token and permission are checked.
 	{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},

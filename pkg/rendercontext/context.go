@@ -48,8 +48,10 @@ type RenderContext struct {
 	// AssumeAllKinds treats every kind and CRD as installed: an offline
 	// render without CRD facts previews everything that would be active.
 	AssumeAllKinds bool
-	// KubeletConfigs are every KubeletConfig on the cluster (see Facts).
-	KubeletConfigs []*unstructured.Unstructured
+	// KubeletConfigs, Pools and KubeletConfigsErr: see Facts.
+	KubeletConfigs    []*unstructured.Unstructured
+	Pools             []*unstructured.Unstructured
+	KubeletConfigsErr error
 
 	structures map[schema.GroupVersionKind]structure.Structure
 }

@@ -18,8 +18,11 @@ type Facts struct {
 	Nodes          []corev1.Node
 	CRDs           []apiextensionsv1.CustomResourceDefinition
 	// KubeletConfigs are every KubeletConfig on the cluster, the
-	// autopilot's and others'.
-	KubeletConfigs []*unstructured.Unstructured
+	// autopilot's and others'; Pools every MachineConfigPool (for their
+	// labels). KubeletConfigsErr says they could not be read.
+	KubeletConfigs    []*unstructured.Unstructured
+	Pools             []*unstructured.Unstructured
+	KubeletConfigsErr error
 }
 
 const (
@@ -37,7 +40,7 @@ func New(f Facts) *RenderContext {
 	for i := range f.CRDs {
 		rc.CRDs[f.CRDs[i].Name] = &f.CRDs[i]
 	}
-	rc.KubeletConfigs = f.KubeletConfigs
+	rc.KubeletConfigs, rc.Pools, rc.KubeletConfigsErr = f.KubeletConfigs, f.Pools, f.KubeletConfigsErr
 	rc.Topology = topology(f)
 	rc.Hardware = hardware(f.Nodes)
 	return rc

@@ -18,6 +18,7 @@ var (
 	HCOGVK            = schema.GroupVersionKind{Group: HCOGroup, Version: HCOVersion, Kind: HCOKind}
 	InfrastructureGVK = schema.GroupVersionKind{Group: "config.openshift.io", Version: "v1", Kind: "Infrastructure"}
 	KubeletConfigGVK  = schema.GroupVersionKind{Group: "machineconfiguration.openshift.io", Version: "v1", Kind: "KubeletConfig"}
+	PoolGVK           = schema.GroupVersionKind{Group: "machineconfiguration.openshift.io", Version: "v1", Kind: "MachineConfigPool"}
 	SchedulerGVK      = schema.GroupVersionKind{Group: "config.openshift.io", Version: "v1", Kind: "Scheduler"}
 )
 
@@ -25,6 +26,7 @@ var (
 const (
 	InfrastructureCRD = "infrastructures.config.openshift.io"
 	KubeletConfigCRD  = "kubeletconfigs.machineconfiguration.openshift.io"
+	PoolCRD           = "machineconfigpools.machineconfiguration.openshift.io"
 	SchedulerCRD      = "schedulers.config.openshift.io"
 )
 
@@ -60,16 +62,14 @@ func Gather(ctx context.Context, r client.Reader, namespace string) (Facts, erro
 			return f, err
 		}
 	}
+	// Every KubeletConfig, whoever owns it, and the pools' labels: another
+	// KubeletConfig selecting a pool the autopilot configures clashes with
+	// the autopilot's. A failed list is kept as an unknown, never as "none":
+	// only the assets that need it fail.
 	if has[KubeletConfigCRD] {
-		// Every KubeletConfig, whoever owns it: another one selecting a
-		// pool the autopilot configures clashes with the autopilot's.
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(KubeletConfigGVK.GroupVersion().WithKind("KubeletConfigList"))
-		if err := r.List(ctx, list); err != nil && !meta.IsNoMatchError(err) {
-			return f, fmt.Errorf("list KubeletConfigs: %w", err)
-		}
-		for i := range list.Items {
-			f.KubeletConfigs = append(f.KubeletConfigs, &list.Items[i])
+		f.KubeletConfigs, f.KubeletConfigsErr = listAll(ctx, r, KubeletConfigGVK)
+		if has[PoolCRD] && f.KubeletConfigsErr == nil {
+			f.Pools, f.KubeletConfigsErr = listAll(ctx, r, PoolGVK)
 		}
 	}
 	var nodes corev1.NodeList
@@ -106,3 +106,21 @@ func getOptional(ctx context.Context, r client.Reader, gvk schema.GroupVersionKi
 
 // HCOCRD is the HyperConverged CRD's name.
 const HCOCRD = "hyperconvergeds.hco.kubevirt.io"
+
+// listAll lists every object of a kind; a kind that is not served lists
+// nothing.
+func listAll(ctx context.Context, r client.Reader, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := r.List(ctx, list); err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list %s: %w", gvk.Kind, err)
+	}
+	out := make([]*unstructured.Unstructured, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out, nil
+}

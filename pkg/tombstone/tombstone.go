@@ -79,6 +79,9 @@ type Result struct {
 	Status    Status
 	Deleted   bool // true only when this pass deleted it
 	Reason    string
+	// Live is the object as it was when deleted (Deleted only): what its
+	// deletion does to nodes is read from it.
+	Live *unstructured.Unstructured `json:"-"`
 }
 
 // Reaper processes tombstones at no API cost in steady state:
@@ -169,7 +172,7 @@ func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, c
 		res.Status, res.Reason = Skipped, "may not delete: "+why
 	default:
 		r.markGone(t.Key())
-		res.Status, res.Deleted = Gone, true
+		res.Status, res.Deleted, res.Live = Gone, true, live
 	}
 	return res
 }

@@ -89,7 +89,7 @@ func TestManifests(t *testing.T) {
 	}
 
 	const image = "registry.example.com/team/virt-platform-autopilot:v9.9.9"
-	for overlay, img := range map[string]string{"config/default": image, "config/local": "virt-platform-autopilot:dev"} {
+	for overlay, img := range map[string]string{"config/default": image, "config/local": "localhost/virt-platform-autopilot:dev"} {
 		t.Run(overlay, func(t *testing.T) {
 			objs := render(t, overlay, img)
 			for _, o := range objs {
