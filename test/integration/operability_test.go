@@ -210,9 +210,16 @@ func operabilitySpecs(ctx context.Context) {
 		Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Unchanged))
 		before := get(kcGVK, "", ours).GetResourceVersion()
 
+		// The usual recipe: a label on the pool, selected by the admin's
+		// KubeletConfig. The clash is judged against the pool's live labels.
+		installCRD(ctx, readCRD(filepath.Join(vendorDir(), "openshift", "machineconfigpool-crd.yaml")))
+		pool := newObj(kcGVK.GroupVersion().WithKind("MachineConfigPool"), "", "worker")
+		pool.SetLabels(map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": "", "custom-kubelet": "large-pods"})
+		Expect(unstructured.SetNestedField(pool.Object, map[string]any{"matchLabels": map[string]any{"machineconfiguration.openshift.io/role": "worker"}}, "spec", "machineConfigSelector")).To(Succeed())
+		Expect(k8s.Create(ctx, pool)).To(Succeed())
 		admin := newObj(kcGVK, "", "admin-worker-tuning")
 		Expect(unstructured.SetNestedField(admin.Object, map[string]any{
-			"matchLabels": map[string]any{"pools.operator.machineconfiguration.openshift.io/worker": ""}}, "spec", "machineConfigPoolSelector")).To(Succeed())
+			"matchLabels": map[string]any{"custom-kubelet": "large-pods"}}, "spec", "machineConfigPoolSelector")).To(Succeed())
 		Expect(unstructured.SetNestedField(admin.Object, map[string]any{"maxPods": int64(300)}, "spec", "kubeletConfig")).To(Succeed())
 		Expect(k8s.Create(ctx, admin)).To(Succeed())
 
