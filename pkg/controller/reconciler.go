@@ -78,6 +78,8 @@ type Reconciler struct {
 	status    *statusStore
 	retries   *retries
 	gate      *syncGate
+	// kinds is the kind each asset manages, for warming informers.
+	kinds map[string]schema.GroupVersionKind
 }
 
 // Setup registers the reconciler with mgr, whose cache must have been built
@@ -118,6 +120,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		status:    newStatusStore(),
 		retries:   newRetries(),
 		gate:      cs.gate,
+		kinds:     assetKinds(opts.Catalog, opts.Renderer, opts.Namespace),
 	}
 	toHCO := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: r.hcoKey()}}
@@ -180,6 +183,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	act := engine.ActivationOf(rc, r.opts.Catalog)
 	r.recordActivation(ctx, hco, act)
+	r.warm(ctx, rc, act)
 
 	intent := &freshIntent{reader: r.direct, namespace: r.opts.Namespace, cached: rc}
 	r.recordExclusionErrors(hco, rc.ExclusionErrors)
