@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -11,12 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,7 +46,7 @@ func up(dir, autopilot string, progress io.Writer) (*demo, error) {
 	if err != nil {
 		return d, err
 	}
-	crds, from, err := demoCRDs(root)
+	crds, from, err := testenv.ClusterCRDs(os.Getenv("VENDOR_CRDS"))
 	if err != nil {
 		return d, err
 	}
@@ -64,7 +61,7 @@ func up(dir, autopilot string, progress io.Writer) (*demo, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 	defer cancel()
-	if err := seed(ctx, c, root, autopilot); err != nil {
+	if err := seed(ctx, c, root); err != nil {
 		return d, fmt.Errorf("create the sample HyperConverged and Nodes: %w", err)
 	}
 
@@ -147,52 +144,10 @@ func (d *demo) follow(w io.Writer, done <-chan struct{}) {
 	}
 }
 
-// demoCRDs are the project's minimal CRDs (test/crds), or every vendor CRD
-// under VENDOR_CRDS.
-func demoCRDs(root string) ([]*apiextensionsv1.CustomResourceDefinition, string, error) {
-	vendor := os.Getenv("VENDOR_CRDS")
-	if vendor == "" {
-		dir := filepath.Join(root, "test", "crds")
-		crds, err := crdsIn(dir, nil)
-		return crds, dir, err
-	}
-	hco, err := testenv.ReadVendorHCO(vendor)
-	if err != nil {
-		return nil, "", err
-	}
-	crds, err := crdsIn(vendor, hco)
-	return crds, vendor, err
-}
-
-// crdsIn reads every CRD in dir's YAML files (recursively); hco, when set,
-// replaces the HyperConverged CRD found there.
-func crdsIn(dir string, hco *apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	var out []*apiextensionsv1.CustomResourceDefinition
-	if hco != nil {
-		out = append(out, hco)
-	}
-	seen := map[string]bool{}
-	err := filepath.WalkDir(dir, func(path string, e os.DirEntry, err error) error {
-		if err != nil || e.IsDir() || !strings.HasSuffix(path, ".yaml") {
-			return err
-		}
-		crd, err := testenv.ReadCRD(path)
-		if err != nil || crd.Kind != "CustomResourceDefinition" || seen[crd.Name] {
-			return nil //nolint:nilerr // not a CRD file, or a second version of one: skip it
-		}
-		seen[crd.Name] = true
-		if hco == nil || crd.Name != hco.Name {
-			out = append(out, crd)
-		}
-		return nil
-	})
-	return out, err
-}
-
 // seed creates openshift-cnv, the namespaces the assets' operators would
 // have created, the sample HyperConverged and the sample Nodes.
-func seed(ctx context.Context, c client.Client, root, autopilot string) error {
-	namespaces, err := assetNamespaces(root, autopilot)
+func seed(ctx context.Context, c client.Client, root string) error {
+	namespaces, err := testenv.AssetNamespaces("openshift-cnv")
 	if err != nil {
 		return err
 	}
@@ -213,37 +168,6 @@ func seed(ctx context.Context, c client.Client, root, autopilot string) error {
 		}
 	}
 	return nil
-}
-
-// assetNamespaces lists the namespaces of every asset's object, from the
-// offline render of the sample HCO (openshift-cnv included).
-func assetNamespaces(root, autopilot string) ([]string, error) {
-	cmd := exec.Command(autopilot, "render", "--hco-file", filepath.Join(root, "config", "samples", "hco.yaml"), "--output", "json", "--show-excluded")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("render the sample HCO: %w: %s", err, stderr.String())
-	}
-	var entries []struct {
-		Object struct {
-			Metadata struct {
-				Namespace string `json:"namespace"`
-			} `json:"metadata"`
-		} `json:"object"`
-	}
-	if err := json.Unmarshal(out, &entries); err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{"openshift-cnv": true}
-	out2 := []string{"openshift-cnv"}
-	for _, e := range entries {
-		if ns := e.Object.Metadata.Namespace; ns != "" && !seen[ns] {
-			seen[ns] = true
-			out2 = append(out2, ns)
-		}
-	}
-	return out2, nil
 }
 
 func readObjects(path string) ([]*unstructured.Unstructured, error) {

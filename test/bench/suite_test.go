@@ -1,0 +1,465 @@
+//go:build bench
+
+// Package bench measures the cost model against a real control plane (the
+// vendors' CRDs, the real manager in process, every API request counted)
+// and writes _output/bench.json; 'make bench' runs it. Timings live here,
+// never in the test suites.
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
+)
+
+const psiMC = "99-worker-kubevirt-psi-karg"
+
+// request is one API request of the manager, with when it was sent.
+type request struct {
+	at     time.Time
+	method string
+	path   string
+}
+
+// requestLog counts the manager's requests, but watches, leases and events
+// (a watch is one stream per kind; events are sent asynchronously).
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []request
+}
+
+func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if req.URL.Query().Get("watch") != "true" && !strings.Contains(req.URL.Path, "/leases") && !strings.HasPrefix(req.URL.Path, "/apis/events.k8s.io/") {
+			l.mu.Lock()
+			l.reqs = append(l.reqs, request{time.Now(), req.Method, req.URL.Path})
+			l.mu.Unlock()
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+func (l *requestLog) mark() int { l.mu.Lock(); defer l.mu.Unlock(); return len(l.reqs) }
+
+func (l *requestLog) since(m int) []request {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]request(nil), l.reqs[m:]...)
+}
+
+func writes(rs []request) (n int) {
+	for _, r := range rs {
+		if r.method != http.MethodGet {
+			n++
+		}
+	}
+	return n
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// waitFor polls cond every 5ms until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: no result in %s", what, d)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// manager is one in-process autopilot.
+type manager struct {
+	rec    *controller.Reconciler
+	log    *requestLog
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func start(t *testing.T, cfg *rest.Config, th throttle.Config) *manager {
+	m := &manager{log: &requestLog{}, done: make(chan struct{})}
+	mcfg := rest.CopyConfig(cfg)
+	mcfg.QPS, mcfg.Burst = 200, 400
+	mcfg.WrapTransport = m.log.wrap
+	mgr, rec, err := app.NewManager(mcfg, app.Config{Namespace: "openshift-cnv", Throttle: th, Resync: time.Hour,
+		MetricsBindAddress: "0", ProbeBindAddress: "0", DebugBindAddress: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.rec = rec
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	go func() { defer close(m.done); _ = mgr.Start(ctx) }()
+	return m
+}
+
+func (m *manager) stop() { m.cancel(); <-m.done }
+
+// converged: every asset decided, none failed or pending, and each included
+// one applied or found in sync.
+func (m *manager) converged() bool {
+	st := m.rec.Statuses()
+	if len(st) == 0 {
+		return false
+	}
+	for _, s := range st {
+		switch s.Outcome {
+		case engine.Failed, engine.Throttled, engine.Included:
+			return false
+		}
+	}
+	return true
+}
+
+// reconciledAt waits until a whole reconcile ran from HCO resourceVersion rv.
+func (m *manager) reconciledAt(t *testing.T, rv string) {
+	waitFor(t, "a reconcile at "+rv, 30*time.Second, func() bool { return m.rec.Health().HCOResourceVersion == rv })
+}
+
+type bench struct {
+	t   *testing.T
+	ctx context.Context
+	c   client.Client
+	cfg *rest.Config
+
+	results map[string]float64
+	repairs []time.Duration
+}
+
+func TestSuite(t *testing.T) {
+	vendor := os.Getenv("VENDOR_CRDS")
+	if vendor == "" || os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("VENDOR_CRDS and KUBEBUILDER_ASSETS must be set: run 'make bench'")
+	}
+	ctrl.SetLogger(discard())
+	crds, _, err := testenv.ClusterCRDs(vendor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, cfg, c, err := testenv.Start(crds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	b := &bench{t: t, ctx: context.Background(), c: c, cfg: cfg, results: map[string]float64{}}
+	b.seed()
+
+	m := b.coldStart()
+	b.steadyState(m)
+	b.driftRepair(m)
+	b.heap(m)
+	m.stop()
+	b.render()
+	b.thrash()
+	b.report()
+}
+
+// seed creates what a fresh cluster has: the namespaces of the operators
+// behind the assets, three NFD-labelled workers, and an HCO with every
+// switch and the CPUManager gate on.
+func (b *bench) seed() {
+	nss, err := testenv.AssetNamespaces("openshift-cnv")
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	for _, ns := range nss {
+		b.must(b.c.Create(b.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	}
+	for i := 0; i < 3; i++ {
+		b.must(b.c.Create(b.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("worker-%d", i), Labels: map[string]string{
+			"node-role.kubernetes.io/worker": "", "feature.node.kubernetes.io/cpu-model.vendor_id": "Intel",
+			"feature.node.kubernetes.io/pci-10de.present": "true", "feature.node.kubernetes.io/iommu-enabled": "true",
+			"feature.node.kubernetes.io/memory-numa": "true", "feature.node.kubernetes.io/usb-ef_0b95.present": "true"}}}))
+	}
+	hco := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"featureGates": []any{map[string]any{"name": "CPUManager"}}}}}
+	hco.SetGroupVersionKind(rendercontext.HCOGVK)
+	hco.SetNamespace("openshift-cnv")
+	hco.SetName(rendercontext.HCOName)
+	ann := map[string]string{}
+	for _, s := range []string{"loadaware", "pci-passthrough", "usb-passthrough", "vfio-assignment", "higher-density", "aaq"} {
+		ann["platform.kubevirt.io/enable-"+s] = "true"
+	}
+	hco.SetAnnotations(ann)
+	b.must(b.c.Create(b.ctx, hco))
+}
+
+func (b *bench) must(err error) {
+	b.t.Helper()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// coldStart: from the manager's creation to every asset decided, with
+// every active asset applied, on a cluster whose CRDs already exist.
+func (b *bench) coldStart() *manager {
+	t0 := time.Now()
+	m := start(b.t, b.cfg, throttle.Config{Burst: 100000, Refill: time.Millisecond})
+	waitFor(b.t, "cold converge", 60*time.Second, m.converged)
+	b.results["cold_converge_ms"] = ms(time.Since(t0))
+	b.results["cold_converge_writes"] = float64(writes(m.log.since(0)))
+	return m
+}
+
+func (b *bench) hco() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(rendercontext.HCOGVK)
+	b.must(b.c.Get(b.ctx, client.ObjectKey{Namespace: "openshift-cnv", Name: rendercontext.HCOName}, u))
+	return u
+}
+
+// poke changes an HCO annotation nothing reads: a full reconcile that
+// should find nothing to do.
+func (b *bench) poke() string {
+	u := b.hco()
+	a := u.GetAnnotations()
+	a["bench/poke"] += "x"
+	u.SetAnnotations(a)
+	b.must(b.c.Update(b.ctx, u))
+	return u.GetResourceVersion()
+}
+
+func (b *bench) steadyState(m *manager) {
+	m.reconciledAt(b.t, b.poke()) // settle
+	mark := m.log.mark()
+	for i := 0; i < 10; i++ {
+		m.reconciledAt(b.t, b.poke())
+	}
+	rs := m.log.since(mark)
+	b.results["steady_state_requests"] = float64(len(rs)) / 10
+	b.results["steady_state_writes"] = float64(writes(rs)) / 10
+}
+
+func (b *bench) mc(name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("machineconfiguration.openshift.io/v1")
+	u.SetKind("MachineConfig")
+	b.must(b.c.Get(b.ctx, client.ObjectKey{Name: name}, u))
+	return u
+}
+
+func kernelArgs(u *unstructured.Unstructured) string {
+	a, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "kernelArguments")
+	return strings.Join(a, ",")
+}
+
+// driftRepair: another manager changes a field the autopilot owns; the
+// time from that edit to the corrective write, and the requests it costs.
+func (b *bench) driftRepair(m *manager) {
+	const edits = 200
+	var reqs int
+	for i := 0; i < edits; i++ {
+		u := b.mc(psiMC)
+		b.must(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments"))
+		mark := m.log.mark()
+		edited := time.Now()
+		b.must(b.c.Update(b.ctx, u, client.FieldOwner("kubectl-edit")))
+		var fixed time.Time
+		waitFor(b.t, "the corrective write", 10*time.Second, func() bool {
+			for _, r := range m.log.since(mark) {
+				if r.method != http.MethodGet && strings.HasSuffix(r.path, "/"+psiMC) {
+					fixed = r.at
+					return true
+				}
+			}
+			return false
+		})
+		waitFor(b.t, "psi=1 again", 10*time.Second, func() bool { return kernelArgs(b.mc(psiMC)) == "psi=1" })
+		m.reconciledAt(b.t, b.poke()) // the write's own watch event settles
+		b.repairs = append(b.repairs, fixed.Sub(edited))
+		reqs += len(m.log.since(mark))
+	}
+	sort.Slice(b.repairs, func(i, j int) bool { return b.repairs[i] < b.repairs[j] })
+	b.results["drift_repair_p50_ms"] = ms(b.repairs[len(b.repairs)/2])
+	b.results["drift_repair_p99_ms"] = ms(b.repairs[len(b.repairs)*99/100])
+	b.results["drift_repair_requests"] = float64(reqs) / edits
+}
+
+// heap after GC, converged, then with 500 nodes of 40 NFD labels, 100
+// unrelated CRDs and 5,000 unrelated ConfigMaps added.
+func (b *bench) heap(m *manager) {
+	b.results["heap_empty_mib"] = heapMiB()
+	for i := 0; i < 500; i++ {
+		labels := map[string]string{"node-role.kubernetes.io/worker": ""}
+		for j := 0; j < 40; j++ {
+			labels[fmt.Sprintf("feature.node.kubernetes.io/cpu-cpuid.FEATURE%02d", j)] = "true"
+		}
+		b.must(b.c.Create(b.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("load-%03d", i), Labels: labels}}))
+	}
+	b.must(b.c.Create(b.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "load"}}))
+	for i := 0; i < 5000; i++ {
+		b.must(b.c.Create(b.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: fmt.Sprintf("cm-%04d", i)},
+			Data: map[string]string{"k": strings.Repeat("v", 256)}}))
+	}
+	for i := 0; i < 100; i++ {
+		crd := unrelatedCRD(i)
+		b.must(b.c.Create(b.ctx, crd))
+	}
+	m.reconciledAt(b.t, b.poke())
+	b.results["heap_loaded_mib"] = heapMiB()
+	b.results["heap_nodes_added"] = 500
+}
+
+func heapMiB() float64 {
+	runtime.GC()
+	runtime.GC()
+	var s runtime.MemStats
+	runtime.ReadMemStats(&s)
+	return float64(s.HeapInuse) / (1 << 20)
+}
+
+// render: the whole catalog offline, as a process (package initialisation
+// included), median wall time and peak RSS over 20 runs.
+func (b *bench) render() {
+	bin := filepath.Join(b.t.TempDir(), "virt-platform-autopilot")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/virt-platform-autopilot")
+	build.Dir = testenv.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		b.t.Fatalf("build: %v\n%s", err, out)
+	}
+	var times []time.Duration
+	var peak int64
+	for i := 0; i < 20; i++ {
+		cmd := exec.Command(bin, "render", "--hco-file", "config/samples/hco.yaml", "--nodes-file", "config/samples/nodes.yaml", "--output", "yaml")
+		cmd.Dir = testenv.RepoRoot()
+		t0 := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.t.Fatalf("render: %v\n%s", err, out)
+		}
+		times = append(times, time.Since(t0))
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > peak {
+			peak = ru.Maxrss
+		}
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	b.results["render_all_ms"] = ms(times[len(times)/2])
+	b.results["render_all_peak_mib"] = float64(peak) / 1024
+	if st, err := os.Stat(bin); err == nil {
+		b.results["binary_mib"] = float64(st.Size()) / (1 << 20)
+	}
+}
+
+// thrash: a competing writer reverts one field every 100 ms; the corrective
+// writes the default anti-thrashing budget allows (BENCH_THRASH, default 60s).
+func (b *bench) thrash() {
+	d := 60 * time.Second
+	if v, err := time.ParseDuration(os.Getenv("BENCH_THRASH")); err == nil {
+		d = v
+	}
+	m := start(b.t, b.cfg, throttle.Config{})
+	defer m.stop()
+	waitFor(b.t, "converge", 60*time.Second, m.converged)
+	mark := m.log.mark()
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		u := b.mc(psiMC)
+		if kernelArgs(u) != "psi=0" {
+			b.must(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments"))
+			_ = b.c.Update(b.ctx, u, client.FieldOwner("competitor"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	n := 0
+	for _, r := range m.log.since(mark) {
+		if r.method != http.MethodGet && strings.HasSuffix(r.path, "/"+psiMC) {
+			n++
+		}
+	}
+	b.results["thrash_writes_60s"] = float64(n)
+	b.results["thrash_seconds"] = d.Seconds()
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func (b *bench) report() {
+	if err := os.MkdirAll(filepath.Join(testenv.RepoRoot(), "_output"), 0o755); err != nil {
+		b.t.Fatal(err)
+	}
+	out := map[string]any{"results": b.results, "machine": machine(), "drift_repair_ms": durations(b.repairs)}
+	js, _ := json.MarshalIndent(out, "", "  ")
+	path := filepath.Join(testenv.RepoRoot(), "_output", "bench.json")
+	if err := os.WriteFile(path, js, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	keys := make([]string, 0, len(b.results))
+	for k := range b.results {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Printf("\n%-26s %12s\n", "metric", "value")
+	for _, k := range keys {
+		fmt.Printf("%-26s %12.2f\n", k, b.results[k])
+	}
+	fmt.Printf("\nwrote %s\n%s", path, histogram(b.repairs))
+}
+
+func durations(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = ms(d)
+	}
+	return out
+}
+
+// histogram draws the drift-repair latency distribution in text.
+func histogram(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return ""
+	}
+	bounds := []float64{2, 5, 10, 15, 20, 30, 50, 100, 1e9}
+	counts := make([]int, len(bounds))
+	for _, d := range ds {
+		v := ms(d)
+		for i, b := range bounds {
+			if v <= b {
+				counts[i]++
+				break
+			}
+		}
+	}
+	var sb strings.Builder
+	sb.WriteString("drift repair latency (edit → corrective write), " + fmt.Sprint(len(ds)) + " edits:\n")
+	prev := 0.0
+	for i, b := range bounds {
+		label := fmt.Sprintf("%3.0f–%3.0f ms", prev, b)
+		if b > 1e8 {
+			label = fmt.Sprintf("  > %3.0f ms", prev)
+		}
+		fmt.Fprintf(&sb, "%s | %-50s %d\n", label, strings.Repeat("█", counts[i]*50/len(ds)), counts[i])
+		prev = b
+	}
+	return sb.String()
+}
+
+func machine() map[string]any {
+	return map[string]any{"goos": runtime.GOOS, "goarch": runtime.GOARCH, "cpus": runtime.NumCPU(), "go": runtime.Version(), "at": time.Now().UTC().Format(time.RFC3339)}
+}
