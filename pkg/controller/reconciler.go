@@ -160,6 +160,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	defer func() { metrics.ReconcileDuration.Observe(time.Since(start).Seconds()) }()
 	logger := log.FromContext(ctx)
 
+	r.warm(ctx)
 	facts, err := rendercontext.Gather(ctx, r.cache, r.opts.Namespace)
 	if err != nil {
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
@@ -183,7 +184,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	act := engine.ActivationOf(rc, r.opts.Catalog)
 	r.recordActivation(ctx, hco, act)
-	r.warm(ctx, rc, act)
 
 	intent := &freshIntent{reader: r.direct, namespace: r.opts.Namespace, cached: rc}
 	r.recordExclusionErrors(hco, rc.ExclusionErrors)
@@ -211,6 +211,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 		if d.Rendered != nil && d.Outcome != engine.MissingDependency && rc.KindAvailable(d.Rendered.GroupVersionKind()) {
 			want[d.Rendered.GroupVersionKind()] = true
+		}
+		if gvk, ok := r.kinds[d.Asset.Name]; ok && d.Outcome == engine.Paused && rc.KindAvailable(gvk) {
+			// Paused kinds stay watched: informers are not torn down and
+			// rebuilt by every reconcile of a paused autopilot.
+			want[gvk] = true
 		}
 		if res.Outcome == engine.Failed {
 			// A render or read failure can be transient (a CRD just
@@ -264,7 +269,7 @@ func minPositive(a, b time.Duration) time.Duration {
 // OpenShift config objects the context reads, when installed.
 func (r *Reconciler) baseWatches(rc *rendercontext.RenderContext) map[schema.GroupVersionKind]bool {
 	want := map[schema.GroupVersionKind]bool{}
-	for _, gvk := range []schema.GroupVersionKind{rendercontext.HCOGVK, rendercontext.InfrastructureGVK, rendercontext.SchedulerGVK} {
+	for _, gvk := range factGVKs {
 		if rc.CRDFor(gvk.GroupKind()) != nil && rc.KindAvailable(gvk) {
 			want[gvk] = true
 		}

@@ -3,11 +3,12 @@ package controller
 import (
 	"context"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rbac"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
@@ -26,21 +27,40 @@ func assetKinds(cat *catalog.Catalog, r *render.Renderer, namespace string) map[
 	return out
 }
 
-// warm starts, without waiting, the informer of every kind this reconcile
-// will read, so their initial lists run together instead of one after
-// another as the plan reaches each asset (a cold start waited for each in
-// turn). These are the kinds the reconcile wants watched anyway: active
-// assets of installed kinds.
-func (r *Reconciler) warm(ctx context.Context, rc *rendercontext.RenderContext, act engine.Activation) {
-	for i := range r.opts.Catalog.Assets {
-		a := &r.opts.Catalog.Assets[i]
-		gvk, ok := r.kinds[a.Name]
-		if !ok || !rc.KindAvailable(gvk) {
-			continue
+// factGVKs are the kinds every reconcile reads whole (facts cache), by CRD.
+var factGVKs = []schema.GroupVersionKind{rendercontext.HCOGVK, rendercontext.InfrastructureGVK, rendercontext.SchedulerGVK,
+	rendercontext.KubeletConfigGVK, rendercontext.PoolGVK}
+
+var factCRDs = map[schema.GroupVersionKind]string{
+	rendercontext.HCOGVK: rendercontext.HCOCRD, rendercontext.InfrastructureGVK: rendercontext.InfrastructureCRD,
+	rendercontext.SchedulerGVK: rendercontext.SchedulerCRD, rendercontext.KubeletConfigGVK: rendercontext.KubeletConfigCRD,
+	rendercontext.PoolGVK: rendercontext.PoolCRD,
+}
+
+// warm starts, without waiting, the informer of every kind a reconcile
+// reads whose CRD is installed (fact kinds and the assets' kinds), so their
+// initial lists run together instead of one after another as Gather and the
+// plan reach each (a cold start waited for each in turn). They are the
+// kinds the reconcile keeps watched anyway (paused assets' kinds included).
+func (r *Reconciler) warm(ctx context.Context) {
+	var crds apiextensionsv1.CustomResourceDefinitionList
+	if err := r.cache.List(ctx, &crds); err != nil {
+		return // Gather reports it
+	}
+	has := map[string]bool{}
+	for i := range crds.Items {
+		has[crds.Items[i].Name] = true
+	}
+	kinds := map[schema.GroupVersionKind]string{}
+	for gvk, crd := range factCRDs {
+		kinds[gvk] = crd
+	}
+	for _, gvk := range r.kinds {
+		kinds[gvk] = rbac.Resource(gvk.Kind) + "." + gvk.Group
+	}
+	for gvk, crd := range kinds {
+		if has[crd] {
+			_, _ = r.caches.forGVK(gvk).GetInformer(ctx, unstructuredOf(gvk), cache.BlockUntilSynced(false))
 		}
-		if allowed, _ := act.Allows(a); !allowed {
-			continue
-		}
-		_, _ = r.caches.forGVK(gvk).GetInformer(ctx, unstructuredOf(gvk), cache.BlockUntilSynced(false))
 	}
 }
