@@ -132,10 +132,28 @@ func trimNode(in any) (any, error) {
 	if !ok {
 		return in, nil
 	}
+	var labels map[string]string
+	for k, v := range n.Labels {
+		if rendercontext.NodeLabelRead(k) {
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[k] = v
+		}
+	}
+	var capacity corev1.ResourceList
+	for r, q := range n.Status.Capacity {
+		if rendercontext.NodeResourceRead(string(r)) {
+			if capacity == nil {
+				capacity = corev1.ResourceList{}
+			}
+			capacity[r] = q
+		}
+	}
 	return &corev1.Node{
 		TypeMeta:   n.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion, Labels: n.Labels},
-		Status:     corev1.NodeStatus{Capacity: n.Status.Capacity},
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion, Labels: labels},
+		Status:     corev1.NodeStatus{Capacity: capacity},
 	}, nil
 }
 

@@ -127,3 +127,32 @@ func hardware(nodes []corev1.Node) Hardware {
 	slices.Sort(h.CPUVendors)
 	return h
 }
+
+// NodeLabelRead reports whether topology or hardware detection reads a node
+// label: the cache keeps only these (a node carries dozens of NFD labels the
+// autopilot never reads, and memory per node is what scales).
+func NodeLabelRead(k string) bool {
+	switch k {
+	case labelMaster, labelControlPlane, labelWorker:
+		return true
+	}
+	feat, ok := strings.CutPrefix(k, nfd)
+	if !ok {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(feat, "pci-") && strings.HasSuffix(feat, ".present"),
+		strings.HasPrefix(feat, "usb-") && strings.HasSuffix(feat, ".present"):
+		return true
+	}
+	switch feat {
+	case "memory-numa", "iommu-enabled", "network-sriov.capable", "cpu-model.vendor_id":
+		return true
+	}
+	return false
+}
+
+// NodeResourceRead reports whether hardware detection reads a node capacity.
+func NodeResourceRead(r string) bool {
+	return r == "nvidia.com/gpu" || r == "amd.com/gpu" || strings.HasPrefix(r, "gpu.intel.com/")
+}
