@@ -6,6 +6,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"time"
 
@@ -52,6 +53,10 @@ type Config struct {
 	Resync                  time.Duration
 	UnwatchedPoll           time.Duration
 	Throttle                throttle.Config
+	// Catalog and Templates replace the embedded catalog, its templates and
+	// tombstones (none), for benchmarks that scale the number of assets.
+	Catalog   *catalog.Catalog
+	Templates fs.FS
 }
 
 // Scheme holds the typed kinds the autopilot reads; managed kinds are
@@ -86,6 +91,10 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 	if err != nil {
 		return nil, nil, err
 	}
+	var templates fs.FS = assets.FS
+	if c.Catalog != nil {
+		cat, ts, templates = c.Catalog, nil, c.Templates
+	}
 	if err := c.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -119,7 +128,7 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 	r, err := controller.Setup(mgr, controller.Options{
 		Namespace:     c.Namespace,
 		Catalog:       cat,
-		Renderer:      render.New(assets.FS),
+		Renderer:      render.New(templates),
 		Tombstones:    ts,
 		Throttle:      c.Throttle,
 		Resync:        c.Resync,

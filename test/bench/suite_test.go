@@ -126,12 +126,17 @@ type manager struct {
 }
 
 func start(t *testing.T, cfg *rest.Config, th throttle.Config) *manager {
+	return startWith(t, cfg, app.Config{Throttle: th})
+}
+
+func startWith(t *testing.T, cfg *rest.Config, c app.Config) *manager {
 	m := &manager{log: &requestLog{}, done: make(chan struct{})}
 	mcfg := rest.CopyConfig(cfg)
 	mcfg.QPS, mcfg.Burst = 200, 400
 	mcfg.WrapTransport = m.log.wrap
-	mgr, rec, err := app.NewManager(mcfg, app.Config{Namespace: "openshift-cnv", Throttle: th, Resync: time.Hour,
-		MetricsBindAddress: "0", ProbeBindAddress: "0", DebugBindAddress: "0"})
+	c.Namespace, c.Resync = "openshift-cnv", time.Hour
+	c.MetricsBindAddress, c.ProbeBindAddress, c.DebugBindAddress = "0", "0", "0"
+	mgr, rec, err := app.NewManager(mcfg, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,6 +178,8 @@ type bench struct {
 
 	results map[string]float64
 	repairs []time.Duration
+	nodes   []point
+	assets  []point
 }
 
 func TestSuite(t *testing.T) {
@@ -197,7 +204,9 @@ func TestSuite(t *testing.T) {
 	b.steadyState(m)
 	b.driftRepair(m)
 	b.heap(m)
+	b.nodes = b.scaleNodes(m)
 	m.stop()
+	b.assets = b.scaleAssets()
 	b.render()
 	b.thrash()
 	b.report()
@@ -448,7 +457,8 @@ func (b *bench) report() {
 	if err := os.MkdirAll(filepath.Join(testenv.RepoRoot(), "_output"), 0o755); err != nil {
 		b.t.Fatal(err)
 	}
-	out := map[string]any{"results": b.results, "machine": machine(), "drift_repair_ms": durations(b.repairs)}
+	out := map[string]any{"results": b.results, "machine": machine(), "drift_repair_ms": durations(b.repairs),
+		"reconcile_by_nodes": b.nodes, "reconcile_by_assets": b.assets}
 	js, _ := json.MarshalIndent(out, "", "  ")
 	path := filepath.Join(testenv.RepoRoot(), "_output", "bench.json")
 	if err := os.WriteFile(path, js, 0o644); err != nil {
@@ -463,7 +473,8 @@ func (b *bench) report() {
 	for _, k := range keys {
 		fmt.Printf("%-26s %12.2f\n", k, b.results[k])
 	}
-	fmt.Printf("\nwrote %s\n%s", path, histogram(b.repairs))
+	fmt.Printf("\nwrote %s\n%s\n%s\n%s", path, histogram(b.repairs),
+		chart("full reconcile with nothing to do, by nodes:", b.nodes), chart("full reconcile with nothing to do, by assets (ConfigMaps):", b.assets))
 }
 
 func durations(ds []time.Duration) []float64 {
