@@ -74,10 +74,16 @@ var _ = Describe("Autopilot", Ordered, func() {
 	})
 
 	It("reverts a manual edit of a managed field", func() {
+		mark := requests.mark()
 		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
 			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
 		})
 		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
+		// Another manager changed a field the autopilot owns: the verdict is
+		// certain, so the repair is exactly one request (no dry-run, no read).
+		rv := poke()
+		Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+		Expect(requests.since(mark)).To(Equal([]string{"PATCH /apis/machineconfiguration.openshift.io/v1/machineconfigs/" + psiMC}))
 		Eventually(func() int { return len(events("DriftCorrected", psiMC)) }).Should(BeNumerically(">", 0))
 
 		// The admin's log: one info line naming the object, the action and the field.
