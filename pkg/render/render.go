@@ -109,13 +109,17 @@ func (r *Renderer) template(path string) (*template.Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read template: %w", err)
 	}
-	t, err := template.New(path).Option("missingkey=error").Funcs(baseFuncs()).Parse(string(src))
+	t, err := template.New(path).Option("missingkey=error").Funcs(sharedFuncs()).Parse(string(src))
 	if err != nil {
 		return nil, fmt.Errorf("parse template %s: %w", path, err)
 	}
 	r.cache[path] = t
 	return t, nil
 }
+
+// sharedFuncs is baseFuncs built once: sprig's map has some 200 entries,
+// and parsing only reads it.
+var sharedFuncs = sync.OnceValue(baseFuncs)
 
 func baseFuncs() template.FuncMap {
 	f := sprig.TxtFuncMap()
