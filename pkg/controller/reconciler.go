@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -78,8 +79,10 @@ type Reconciler struct {
 	status    *statusStore
 	retries   *retries
 	gate      *syncGate
-	// kinds is the kind each asset manages, for warming informers.
-	kinds map[string]schema.GroupVersionKind
+	// kinds is the kind each asset manages, for warming informers; warmed
+	// says every kind's informer has been started.
+	kinds  map[string]schema.GroupVersionKind
+	warmed atomic.Bool
 }
 
 // Setup registers the reconciler with mgr, whose cache must have been built

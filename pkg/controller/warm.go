@@ -43,6 +43,9 @@ var factCRDs = map[schema.GroupVersionKind]string{
 // plan reach each (a cold start waited for each in turn). They are the
 // kinds the reconcile keeps watched anyway (paused assets' kinds included).
 func (r *Reconciler) warm(ctx context.Context) {
+	if r.warmed.Load() {
+		return // every kind has its informer; nothing to list for
+	}
 	var crds apiextensionsv1.CustomResourceDefinitionList
 	if err := r.cache.List(ctx, &crds); err != nil {
 		return // Gather reports it
@@ -58,9 +61,15 @@ func (r *Reconciler) warm(ctx context.Context) {
 	for _, gvk := range r.kinds {
 		kinds[gvk] = rbac.Resource(gvk.Kind) + "." + gvk.Group
 	}
+	all := true
 	for gvk, crd := range kinds {
-		if has[crd] {
-			_, _ = r.caches.forGVK(gvk).GetInformer(ctx, unstructuredOf(gvk), cache.BlockUntilSynced(false))
+		if !has[crd] {
+			all = false // a soft dependency may arrive: look again next time
+			continue
 		}
+		_, _ = r.caches.forGVK(gvk).GetInformer(ctx, unstructuredOf(gvk), cache.BlockUntilSynced(false))
 	}
+	// Once every kind is installed and started, later reconciles skip the
+	// CRD list; a kind removed and re-installed is started on first read.
+	r.warmed.Store(all)
 }

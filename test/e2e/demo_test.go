@@ -27,16 +27,21 @@ func buildTo(t *testing.T, dir, pkg string) string {
 	return bin
 }
 
-// make demo, detached, twice at once: each converges on its own control
-// plane, every kubectl command it prints works, and demo-stop removes both.
-func TestDemo(t *testing.T) {
+// demoSetup builds the autopilot and the demo program and returns a state
+// folder for the demos.
+func demoSetup(t *testing.T) (autopilot, demo, state string) {
+	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run 'make test'")
 	}
 	bins := t.TempDir()
-	autopilot := buildTo(t, bins, "./cmd/virt-platform-autopilot")
-	demo := buildTo(t, bins, "./hack/demo")
-	state := t.TempDir()
+	return buildTo(t, bins, "./cmd/virt-platform-autopilot"), buildTo(t, bins, "./hack/demo"), t.TempDir()
+}
+
+// make demo, detached, twice at once: each converges on its own control
+// plane, every kubectl command it prints works, and demo-stop removes both.
+func TestDemo(t *testing.T) {
+	autopilot, demo, state := demoSetup(t)
 
 	start := func() string {
 		cmd := exec.Command(demo, "start", "--state-dir", state, "--autopilot", autopilot)
@@ -125,13 +130,7 @@ func running(pid int) bool {
 // make demo in the foreground: it prints the summary, follows the log, and
 // Ctrl-C stops everything and removes its folder.
 func TestDemoForeground(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run 'make test'")
-	}
-	bins := t.TempDir()
-	autopilot := buildTo(t, bins, "./cmd/virt-platform-autopilot")
-	demo := buildTo(t, bins, "./hack/demo")
-	state := t.TempDir()
+	autopilot, demo, state := demoSetup(t)
 
 	cmd := exec.Command(demo, "start", "--state-dir", state, "--autopilot", autopilot)
 	cmd.Dir = testenv.RepoRoot()

@@ -185,7 +185,9 @@ func operabilitySpecs(ctx context.Context) {
 		update(mcGVK, "", swapMC, "kubectl-edit", func(u *unstructured.Unstructured) {
 			Expect(unstructured.SetNestedField(u.Object, "3.3.0", "spec", "config", "ignition", "version")).To(Succeed())
 		})
-		reconciledAt(setSwitch("psi-enable"))
+		// An entry naming nothing known is reported and ignored.
+		reconciledAt(setSwitch("psi-enable, no-such-asset"))
+		Eventually(func() int { return len(events("InvalidAutopilot", "no-such-asset")) }).Should(Equal(1))
 		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
 		Expect(rec.Health().Idle).To(BeNil())
 		Expect(status("swap-enable").Outcome).To(Equal(engine.Paused))
