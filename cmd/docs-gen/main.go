@@ -103,8 +103,10 @@ func assetsDoc(cat *catalog.Catalog, rows []row) []byte {
 	b.WriteString("Every object the autopilot manages, when it is active and what it does. Objects are applied in\n")
 	b.WriteString("`reconcile_order`; opt-in assets remove what they created when they turn off. An asset whose\n")
 	b.WriteString("CRD (or `gate_crd`) is missing is reported as a missing dependency only if it would be active.\n")
+	b.WriteString("\n## Features\n\n")
+	b.WriteString(featureTable(cat, rows))
 	for tier := 1; tier <= 3; tier++ {
-		fmt.Fprintf(&b, "\n## %s\n\n| Asset | Object | API | Install | Active when | Disruption | Order | What and why |\n|---|---|---|---|---|---|---|---|\n", tierNames[tier])
+		fmt.Fprintf(&b, "\n## %s\n\n| Asset | Feature | Object | API | Install | Active when | Disruption | Order | What and why |\n|---|---|---|---|---|---|---|---|---|\n", tierNames[tier])
 		for _, r := range rows {
 			if r.asset.Tier != tier {
 				continue
@@ -114,12 +116,10 @@ func assetsDoc(cat *catalog.Catalog, rows []row) []byte {
 			if a.GateCRD != "" {
 				extra = fmt.Sprintf(" Needs CRD `%s`.", a.GateCRD)
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s | %s | %d | %s%s |\n", a.Name, r.object, r.api, a.Install, when(a), r.disruption, a.ReconcileOrder, a.Description, extra)
-		}
-		for _, s := range cat.Switches {
-			if s.Tier == tier {
-				fmt.Fprintf(&b, "| switch `%s` | part of `%s` | | opt-in | HCO annotation `platform.kubevirt.io/%s: \"true\"` | as `%s` | | %s |\n", s.Name, s.Asset, s.Name, s.Asset, s.Description)
+			if a.Shared {
+				extra += " Shared: merged into, never deleted."
 			}
+			fmt.Fprintf(&b, "| `%s` | `%s` | %s | `%s` | %s | %s | %s | %d | %s%s |\n", a.Name, a.Feature, r.object, r.api, a.Install, when(a), r.disruption, a.ReconcileOrder, a.Description, extra)
 		}
 	}
 	b.WriteString("\n## Disruption\n\n")
@@ -156,8 +156,10 @@ func switches(cat *catalog.Catalog) []string {
 			}
 		}
 	}
-	for _, s := range cat.Switches {
-		seen["platform.kubevirt.io/"+s.Name] = true
+	for _, f := range cat.Features {
+		if f.Switch != "" {
+			seen[f.SwitchAnnotation()] = true
+		}
 	}
 	out := make([]string, 0, len(seen))
 	for k := range seen {
@@ -167,26 +169,46 @@ func switches(cat *catalog.Catalog) []string {
 	return out
 }
 
+// readmeTable is the feature table: what an admin can turn on, how mature
+// it is, and what each asset writes (and reboots).
 func readmeTable(cat *catalog.Catalog, rows []row) string {
 	var b strings.Builder
-	b.WriteString("| Tier | Asset | Object | When |\n|---|---|---|---|\n")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "| %d | `%s` | %s | %s |\n", r.asset.Tier, r.asset.Name, r.object, when(r.asset))
-	}
-	for _, s := range cat.Switches {
-		fmt.Fprintf(&b, "| %d | `%s` (in `%s`) | | HCO annotation `platform.kubevirt.io/%s: \"true\"` |\n", s.Tier, s.Name, s.Asset, s.Name)
-	}
-	b.WriteString("\nOpt-in switches, all HCO annotations set to `\"true\"`: ")
-	keys := switches(cat)
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("`" + k + "`")
-	}
-	b.WriteString(".\n")
+	b.WriteString(featureTable(cat, rows))
+	b.WriteString("\nEvery asset, its object and when it is active: [docs/assets.md](docs/assets.md). ")
+	b.WriteString("On a cluster, `render --output features` and `/debug/features` add each feature's state ")
+	b.WriteString("(active, off, waiting, not-applicable, excluded, paused, degraded) and the reason.\n")
 	return b.String()
 }
+
+// featureTable lists features with their static facts, from the same
+// features.Status the CLI and /debug/features print.
+func featureTable(cat *catalog.Catalog, rows []row) string {
+	objects := map[string]row{}
+	for _, r := range rows {
+		objects[r.asset.Name] = r
+	}
+	var b strings.Builder
+	b.WriteString("| Feature | Maturity | Switch (HCO annotation `\"true\"`) | Assets (disruption) | What it does |\n|---|---|---|---|---|\n")
+	for _, f := range cat.Features {
+		sw := "always on"
+		if f.Switch != "" {
+			sw = "`" + f.SwitchAnnotation() + "`"
+		}
+		var assets []string
+		for _, n := range f.Members {
+			r := objects[n]
+			entry := "`" + n + "`"
+			if r.disruption != "none" {
+				entry += " (" + r.disruption + ")"
+			}
+			assets = append(assets, entry)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", f.Name, maturityNames[f.Maturity], sw, strings.Join(assets, ", "), f.Description)
+	}
+	return b.String()
+}
+
+var maturityNames = map[catalog.Maturity]string{catalog.GA: "GA", catalog.TechPreview: "Tech Preview", catalog.DevPreview: "Dev Preview"}
 
 func replaceBetween(s, begin, end, content string) (string, error) {
 	i := strings.Index(s, begin)

@@ -49,6 +49,31 @@ type Asset struct {
 	// Sources cite the upstream code an asset's settings were decided from
 	// (repository path: fact); docs/assets.md lists them.
 	Sources []string `json:"sources,omitempty"`
+	// Feature is the feature the asset belongs to (see Feature).
+	Feature string `json:"feature"`
+	// Shared marks an object that is not the autopilot's alone (a config
+	// another operator reads, which an admin may have written first): the
+	// template merges into what is there, and the object is never deleted.
+	Shared bool `json:"shared,omitempty"`
+	// Reads are objects the template reads with lookup; the controller
+	// watches exactly these (not their whole kind) so reading them costs no
+	// request in steady state.
+	Reads []ObjectRef `json:"reads,omitempty"`
+}
+
+// ObjectRef names one object a template reads.
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+}
+
+func (r ObjectRef) String() string {
+	if r.Namespace == "" {
+		return r.Kind + " " + r.Name
+	}
+	return r.Kind + " " + r.Namespace + "/" + r.Name
 }
 
 // Disruption says what a write of an asset's object does to running nodes.
@@ -70,21 +95,11 @@ var RebootKinds = map[string]bool{"MachineConfig": true, "KubeletConfig": true, 
 // OptIn reports whether the asset's objects are removed when it becomes inactive.
 func (a *Asset) OptIn() bool { return a.Install == InstallOptIn }
 
-// Catalog is the validated, ordered list of assets.
+// Catalog is the validated, ordered list of assets and the features they
+// make up.
 type Catalog struct {
-	// Switches are HCO annotations (platform.kubevirt.io/<name>: "true")
-	// that templates read to turn on parts of an asset, as opposed to
-	// whole assets (which use annotation conditions).
-	Switches []Switch `json:"switches,omitempty"`
-	Assets   []Asset  `json:"assets"`
-}
-
-// Switch documents one in-template feature switch.
-type Switch struct {
-	Name        string `json:"name"`
-	Asset       string `json:"asset"`
-	Tier        int    `json:"tier"`
-	Description string `json:"description"`
+	Features []Feature `json:"features"`
+	Assets   []Asset   `json:"assets"`
 }
 
 // Get returns the asset with the given name.
@@ -131,11 +146,7 @@ func Parse(fsys fs.FS, raw []byte) (*Catalog, error) {
 		}
 		seen[a.Name] = true
 	}
-	for _, sw := range c.Switches {
-		if !assetName.MatchString(sw.Name) || sw.Description == "" || !seen[sw.Asset] || sw.Tier < 1 || sw.Tier > 3 {
-			errs = append(errs, fmt.Sprintf("switch %q: needs a lower-case name, a description, a tier 1-3 and an existing asset", sw.Name))
-		}
-	}
+	errs = append(errs, c.linkFeatures()...)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("catalog is invalid:\n  %s", strings.Join(errs, "\n  "))
 	}
@@ -176,6 +187,11 @@ func validate(fsys fs.FS, a *Asset) error {
 	default:
 		return fmt.Errorf("install %q: must be always or opt-in", a.Install)
 	}
+	for _, r := range a.Reads {
+		if r.APIVersion == "" || r.Kind == "" || r.Name == "" {
+			return fmt.Errorf("reads %q: needs apiVersion, kind and name", r.String())
+		}
+	}
 	if a.Install == InstallOptIn && len(a.Conditions) == 0 {
 		return fmt.Errorf("an opt-in asset needs at least one condition, or it could never turn on")
 	}
@@ -190,6 +206,9 @@ func validate(fsys fs.FS, a *Asset) error {
 	}
 	if a.Disruption != want {
 		return fmt.Errorf("disruption %q: a %s write means %q (MachineConfig and KubeletConfig reboot their pool, other kinds none)", a.Disruption, a.Component, want)
+	}
+	if a.Feature == "" {
+		return fmt.Errorf("feature is required (every asset belongs to one feature)")
 	}
 	return nil
 }

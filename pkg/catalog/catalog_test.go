@@ -38,10 +38,23 @@ func TestCatalogRejects(t *testing.T) {
 		"field of another condition type": {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: opt-in, conditions: [{type: feature-gate, name: X, key: y}]}]`, `does not take "key"`},
 		"unknown detector":                {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: opt-in, conditions: [{type: hardware, detector: flux}]}]`, "unknown detector"},
 		"bad topology value":              {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: opt-in, conditions: [{type: topology, field: compact, value: "maybe"}]}]`, "topology value"},
-		"duplicate":                       {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}, {name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}]`, "duplicate"},
-		"MachineConfig without reboot":    {`assets: [{name: a, path: t.yaml.tpl, component: MachineConfig, tier: 1, reconcile_order: 1, install: always, disruption: none}]`, `"reboot"`},
-		"a reboot that is not one":        {`assets: [{name: a, path: t.yaml.tpl, component: ConfigMap, tier: 1, reconcile_order: 1, install: always, disruption: reboot}]`, `"none"`},
-		"bad name":                        {`assets: [{name: A_b, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always}]`, "lower-case"},
+		"duplicate": {`features: [{name: f, description: d, maturity: ga}]
+assets: [{name: a, feature: f, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}, {name: a, feature: f, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}]`, "duplicate"},
+		"MachineConfig without reboot": {`assets: [{name: a, path: t.yaml.tpl, component: MachineConfig, tier: 1, reconcile_order: 1, install: always, disruption: none}]`, `"reboot"`},
+		"a reboot that is not one":     {`assets: [{name: a, path: t.yaml.tpl, component: ConfigMap, tier: 1, reconcile_order: 1, install: always, disruption: reboot}]`, `"none"`},
+		"no feature":                   {`assets: [{name: a, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}]`, "feature is required"},
+		"undeclared feature":           {`assets: [{name: a, feature: f, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}]`, `feature "f" is not declared`},
+		"switch the asset ignores": {`features: [{name: f, description: d, maturity: ga, switch: enable-f}]
+assets: [{name: a, feature: f, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}]`, "needs the condition"},
+		"bad maturity": {`features: [{name: f, description: d, maturity: beta}]
+assets: [{name: a, feature: f, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}]`, "maturity"},
+		"switch without enable-": {`features: [{name: f, description: d, maturity: ga, switch: f}]
+assets: [{name: a, feature: f, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}]`, "enable-<name>"},
+		"feature without assets": {`features: [{name: f, description: d, maturity: ga}, {name: g, description: d, maturity: ga}]
+assets: [{name: a, feature: f, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}]`, `feature "g": no asset`},
+		"bad image name": {`features: [{name: f, description: d, maturity: ga}]
+assets: [{name: a, feature: f, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: opt-in, disruption: none, conditions: [{type: image, name: Foo_Bar}]}]`, "image name"},
+		"bad name": {`assets: [{name: A_b, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always}]`, "lower-case"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -21,6 +21,10 @@ const (
 	CondHCOFieldUnconfigured ConditionType = "hco-field-unconfigured"
 	// CondTopology holds when topology Field equals Value ("true" if empty).
 	CondTopology ConditionType = "topology"
+	// CondImage holds when the operand image Name is configured (the
+	// environment variable RELATED_IMAGE_<NAME>, as OLM sets it). Until
+	// then the asset waits, reported as a missing dependency.
+	CondImage ConditionType = "image"
 )
 
 // Detectors are the hardware facts a RenderContext provides.
@@ -56,6 +60,8 @@ func (c Condition) String() string {
 		return fmt.Sprintf("HCO %s is not configured", c.Path)
 	case CondTopology:
 		return fmt.Sprintf("topology %s=%s", c.Field, c.want())
+	case CondImage:
+		return fmt.Sprintf("image %s is set (%s)", c.Name, ImageEnv(c.Name))
 	}
 	return string(c.Type)
 }
@@ -81,14 +87,15 @@ func (c Condition) validate() error {
 		CondHardware:             {"detector"},
 		CondHCOFieldUnconfigured: {"path"},
 		CondTopology:             {"field", "value"},
+		CondImage:                {"name"},
 	}
 	required := map[ConditionType]string{
 		CondAnnotation: "key", CondFeatureGate: "name", CondHardware: "detector",
-		CondHCOFieldUnconfigured: "path", CondTopology: "field",
+		CondHCOFieldUnconfigured: "path", CondTopology: "field", CondImage: "name",
 	}
 	fields, ok := allowed[c.Type]
 	if !ok {
-		return fmt.Errorf("unknown type %q (want annotation, feature-gate, hardware, hco-field-unconfigured or topology)", c.Type)
+		return fmt.Errorf("unknown type %q (want annotation, feature-gate, hardware, hco-field-unconfigured, topology or image)", c.Type)
 	}
 	if !set[required[c.Type]] {
 		return fmt.Errorf("%s condition needs %q", c.Type, required[c.Type])
@@ -110,6 +117,10 @@ func (c Condition) validate() error {
 		if w := c.want(); w != "true" && w != "false" {
 			return fmt.Errorf("topology value must be \"true\" or \"false\", got %q", w)
 		}
+	case CondImage:
+		if !assetName.MatchString(c.Name) {
+			return fmt.Errorf("image name %q must be lower-case alphanumerics and dashes (RELATED_IMAGE_<NAME> upper-cased)", c.Name)
+		}
 	case CondHCOFieldUnconfigured:
 		if strings.HasPrefix(c.Path, ".") || strings.HasSuffix(c.Path, ".") || strings.Contains(c.Path, "..") {
 			return fmt.Errorf("path %q must be dot separated, like spec.virtualization.ksmConfiguration", c.Path)
@@ -125,4 +136,22 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// ImagePrefix starts the environment variables naming operand images.
+const ImagePrefix = "RELATED_IMAGE_"
+
+// ImageEnv is the environment variable naming image name
+// (kubevirt-metrics-exporter: RELATED_IMAGE_KUBEVIRT_METRICS_EXPORTER).
+func ImageEnv(name string) string {
+	return ImagePrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// ImageName is the inverse of ImageEnv ("" when env is not an image variable).
+func ImageName(env string) string {
+	rest, ok := strings.CutPrefix(env, ImagePrefix)
+	if !ok || rest == "" {
+		return ""
+	}
+	return strings.ToLower(strings.ReplaceAll(rest, "_", "-"))
 }

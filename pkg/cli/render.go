@@ -15,6 +15,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -51,6 +52,7 @@ Exit codes: 0 done; 1 diff found changes; 2 error (flags, input, cluster);
 invalid decisions are named on stderr).`,
 		Example: `  # offline, no cluster
   ` + Name + ` render --hco-file config/samples/hco.yaml --output status
+  ` + Name + ` render --hco-file config/samples/hco.yaml --output features
   ` + Name + ` render --hco-file config/samples/hco.yaml --nodes-file config/samples/nodes.yaml --crds crds/ -o yaml
 
   # against a cluster
@@ -84,11 +86,11 @@ invalid decisions are named on stderr).`,
 	f.StringSliceVar(&o.crds, "crds", nil, "offline: CRD file or folder (repeatable); without it every kind counts as installed")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "read the HCO and cluster facts from this cluster (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)")
 	f.StringVarP(&o.namespace, "namespace", "n", "openshift-cnv", "live: namespace of the HyperConverged object")
-	f.StringVarP(&o.output, "output", "o", "yaml", "yaml, json, status, or diff (live only; exit 1 when something would change)")
+	f.StringVarP(&o.output, "output", "o", "yaml", "yaml, json, status, features (one line per feature: maturity, switch, state, assets), or diff (live only; exit 1 when something would change)")
 	f.BoolVar(&o.showExcluded, "show-excluded", false, "yaml/json: also list assets that would not be applied, with the reason")
 	f.StringSliceVar(&o.assets, "asset", nil, "only this asset (repeatable)")
 	f.String("activation", "", "evaluate as if the HCO's platform.kubevirt.io/autopilot were this (e.g. true: what switching a paused autopilot on would do)")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"yaml", "json", "status", "diff"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"yaml", "json", "status", "features", "diff"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("asset", completeAssets)
 	return cmd
 }
@@ -107,9 +109,9 @@ func completeAssets(*cobra.Command, []string, string) ([]cobra.Completion, cobra
 
 func runRender(o renderOptions, stdout, stderr io.Writer) error {
 	switch o.output {
-	case "yaml", "json", "status", "diff":
+	case "yaml", "json", "status", "diff", "features":
 	default:
-		return &exitError{ExitError, fmt.Errorf("--output %q: want yaml, json, status or diff", o.output)}
+		return &exitError{ExitError, fmt.Errorf("--output %q: want yaml, json, status, diff or features", o.output)}
 	}
 	ctx := context.Background()
 	cat, tombs, err := app.LoadEmbedded()
@@ -165,7 +167,14 @@ func runRender(o renderOptions, stdout, stderr io.Writer) error {
 	ev := &engine.Evaluator{Renderer: render.New(assets.FS)}
 	ds := filter(ev.Plan(ctx, cat, rc, live, engine.Preview(rc)), o.assets)
 
-	werr := writeRender(ctx, o, c, rc, ds, tombs, stdout)
+	var werr error
+	if o.output == "features" {
+		if err := features.WriteTable(stdout, features.Of(cat, rc, ds)); err != nil {
+			return &exitError{ExitError, err}
+		}
+	} else {
+		werr = writeRender(ctx, o, c, rc, ds, tombs, stdout)
+	}
 	var ee *exitError
 	if werr != nil && (!errors.As(werr, &ee) || ee.code != ExitChanges) {
 		return werr

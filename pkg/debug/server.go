@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 )
 
@@ -67,6 +68,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /debug/render", s.render)
 	mux.HandleFunc("GET /debug/render/{asset}", s.render)
+	mux.HandleFunc("GET /debug/features", s.features)
 	mux.HandleFunc("GET /debug/exclusions", s.exclusions)
 	mux.HandleFunc("GET /debug/tombstones", s.tombstones)
 	mux.HandleFunc("GET /debug/health", s.health)
@@ -123,6 +125,16 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	write(w, r, out)
+}
+
+// features answers what render --output features prints, from the caches.
+func (s *Server) features(w http.ResponseWriter, r *http.Request) {
+	ds, rc, err := s.Source.Preview(r.Context())
+	if err != nil {
+		http.Error(w, "evaluate: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	write(w, r, features.Of(s.Source.Catalog(), rc, ds))
 }
 
 func (s *Server) view(d *engine.Decision) AssetView {

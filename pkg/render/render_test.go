@@ -3,6 +3,7 @@ package render_test
 import (
 	"io/fs"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -121,32 +122,35 @@ func TestEveryAssetRendersOfflineAndStably(t *testing.T) {
 	}
 }
 
-// Templates may only read switches the catalog declares, so a typo cannot
-// silently make a feature impossible to turn on.
+// Templates may only read switches the catalog declares, on a feature the
+// asset belongs to: a typo cannot silently make a feature impossible to
+// turn on, and the features view names every asset a switch changes.
 func TestTemplatesUseDeclaredSwitches(t *testing.T) {
 	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	declared := map[string]bool{}
-	for _, s := range cat.Switches {
-		declared[s.Name] = true
+	members := map[string][]string{} // switch -> assets of its feature
+	for _, f := range cat.Features {
+		if f.Switch != "" {
+			members[f.Switch] = f.Members
+		}
 	}
 	re := regexp.MustCompile(`switch\s+"([^"]+)"`)
-	err = fs.WalkDir(assets.FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".tpl") {
-			return err
+	for _, a := range cat.Assets {
+		src, err := fs.ReadFile(assets.FS, a.Path)
+		if err != nil {
+			t.Fatal(err)
 		}
-		src, _ := fs.ReadFile(assets.FS, p)
 		for _, m := range re.FindAllStringSubmatch(string(src), -1) {
-			if !declared[m[1]] {
-				t.Errorf("%s reads switch %q, which metadata.yaml does not declare", p, m[1])
+			assets, ok := members[m[1]]
+			switch {
+			case !ok:
+				t.Errorf("%s reads switch %q, which no feature in metadata.yaml declares", a.Path, m[1])
+			case !slices.Contains(assets, a.Name):
+				t.Errorf("asset %s reads switch %q: list it in that feature's assets", a.Name, m[1])
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 
