@@ -15,6 +15,9 @@ const (
 	// Asset records which catalog asset an applied object came from, so an
 	// opt-in asset's objects can be found again when it turns off.
 	Asset = "platform.kubevirt.io/asset"
+	// Shared marks an object the autopilot merges into but does not own
+	// alone (a config another operator reads): never deleted.
+	Shared = "platform.kubevirt.io/shared"
 
 	// Patch on a managed object holds an RFC 6902 JSON patch applied to the
 	// rendered object before it is compared and applied.

@@ -143,7 +143,7 @@ func runRender(o renderOptions, stdout, stderr io.Writer) error {
 		if c, err = liveClient(o.kubeconfig); err != nil {
 			return &exitError{ExitError, err}
 		}
-		facts, err := rendercontext.Gather(ctx, c, o.namespace)
+		facts, err := rendercontext.Gather(ctx, c, o.namespace, rendercontext.Reads(cat))
 		if err != nil {
 			return &exitError{ExitError, fmt.Errorf("read HCO %s/%s and cluster facts: %w", o.namespace, rendercontext.HCOName, err)}
 		}

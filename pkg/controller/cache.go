@@ -57,6 +57,9 @@ var factKinds = map[schema.GroupVersionKind]bool{
 	// that clashes with the autopilot's on a pool (engine.KubeletClash).
 	rendercontext.KubeletConfigGVK: true,
 	rendercontext.PoolGVK:          true,
+	// StorageProfiles: one per storage class, read to pick a class by
+	// the access modes it offers.
+	rendercontext.StorageProfileGVK: true,
 }
 
 // factsCacheOptions scope the second cache: namespaced fact kinds (the HCO)
@@ -72,6 +75,8 @@ type caches struct {
 	managed cache.Cache
 	facts   cache.Cache
 	gate    *syncGate
+	// lookups serve the single objects templates read (nil: none).
+	lookups *lookups
 }
 
 func (c caches) forGVK(gvk schema.GroupVersionKind) cache.Cache {
@@ -93,6 +98,12 @@ func (c caches) forObject(obj runtime.Object) cache.Cache {
 }
 
 func (c caches) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if c.lookups != nil {
+		k := rendercontext.ObjectKey{GVK: obj.GetObjectKind().GroupVersionKind(), Namespace: key.Namespace, Name: key.Name}
+		if ok, err := c.lookups.get(ctx, k, obj); ok {
+			return err
+		}
+	}
 	ch := c.forObject(obj)
 	if err := c.gate.wait(ctx, ch, obj); err != nil {
 		return err

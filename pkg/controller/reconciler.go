@@ -83,6 +83,8 @@ type Reconciler struct {
 	// says every kind's informer has been started.
 	kinds  map[string]schema.GroupVersionKind
 	warmed atomic.Bool
+	// reads are the objects templates look up (catalog reads).
+	reads []rendercontext.ObjectKey
 }
 
 // Setup registers the reconciler with mgr, whose cache must have been built
@@ -109,6 +111,10 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		return nil, err
 	}
 	cs := caches{managed: mgr.GetCache(), facts: facts, gate: newSyncGate(opts.SyncTimeout)}
+	reads := rendercontext.Reads(opts.Catalog)
+	if cs.lookups, err = newLookups(mgr, reads, func() *syncGate { return newSyncGate(opts.SyncTimeout) }); err != nil {
+		return nil, err
+	}
 	r := &Reconciler{
 		opts:      opts,
 		cache:     cs,
@@ -124,6 +130,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		retries:   newRetries(),
 		gate:      cs.gate,
 		kinds:     assetKinds(opts.Catalog, opts.Renderer, opts.Namespace),
+		reads:     reads,
 	}
 	toHCO := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: r.hcoKey()}}
@@ -164,7 +171,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	logger := log.FromContext(ctx)
 
 	r.warm(ctx)
-	facts, err := rendercontext.Gather(ctx, r.cache, r.opts.Namespace)
+	facts, err := rendercontext.Gather(ctx, r.cache, r.opts.Namespace, r.reads)
 	if err != nil {
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 			// No HCO that can be read: nothing to manage. CRD events and
@@ -178,6 +185,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	r.retries.succeeded("facts")
 	rc := rendercontext.New(facts)
+	r.caches.lookups.watch(ctx, r.watches.ctrl, r.watches.handler, func(k rendercontext.ObjectKey) bool { return rc.KindAvailable(k.GVK) })
 	hco := facts.HCO
 	if rc.HCOTerminating() {
 		// Uninstall: the operators owning the operands clean up. Writing
@@ -321,7 +329,7 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 // Preview evaluates every asset now, from the caches, without writing: what
 // the next reconcile would decide. The debug endpoints serve it.
 func (r *Reconciler) Preview(ctx context.Context) ([]engine.Decision, *rendercontext.RenderContext, error) {
-	facts, err := rendercontext.Gather(ctx, r.cache, r.opts.Namespace)
+	facts, err := rendercontext.Gather(ctx, r.cache, r.opts.Namespace, r.reads)
 	if err != nil {
 		return nil, nil, err
 	}

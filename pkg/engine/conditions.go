@@ -56,6 +56,30 @@ func conditionHolds(c catalog.Condition, rc *rendercontext.RenderContext) bool {
 	case catalog.CondTopology:
 		v, _ := rc.Topology.Bool(c.Field)
 		return v == c.WantBool()
+	case catalog.CondImage:
+		return rc.Image(c.Name) != ""
 	}
 	return false
+}
+
+// MissingImage returns the image condition that keeps a otherwise active
+// asset waiting: every other condition holds, the operand image is not
+// configured. The asset is then a missing dependency, not inactive.
+func MissingImage(a *catalog.Asset, rc *rendercontext.RenderContext) (catalog.Condition, bool) {
+	var missing *catalog.Condition
+	for i, c := range a.Conditions {
+		if conditionHolds(c, rc) {
+			continue
+		}
+		if c.Type != catalog.CondImage {
+			return catalog.Condition{}, false
+		}
+		if missing == nil {
+			missing = &a.Conditions[i]
+		}
+	}
+	if missing == nil {
+		return catalog.Condition{}, false
+	}
+	return *missing, true
 }

@@ -45,6 +45,7 @@ func GuardFor(rc *rendercontext.RenderContext) Guard {
 //   - the autopilot's field manager has an Apply entry in its
 //     managedFields (operators copy labels; managedFields are not copied);
 //   - it is not annotated mode: unmanaged;
+//   - it is not a shared object (annotated shared: "true");
 //   - it is not listed in the HCO's disabled-resources;
 //   - it is not already being deleted.
 //
@@ -64,6 +65,9 @@ func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
 	}
 	if live.GetAnnotations()[annotations.Mode] == annotations.ModeUnmanaged {
 		return false, fmt.Sprintf("annotated %s=%s", annotations.Mode, annotations.ModeUnmanaged)
+	}
+	if live.GetAnnotations()[annotations.Shared] == "true" {
+		return false, "a shared object (the autopilot merged a setting into it): never deleted"
 	}
 	if r, hit := g.Exclusions.Match(live.GetKind(), live.GetNamespace(), live.GetName()); hit {
 		return false, fmt.Sprintf("listed in HCO %s as %q", annotations.DisabledResources, r.String())
@@ -96,7 +100,7 @@ func (g Guard) SafeDelete(ctx context.Context, c client.Writer, live *unstructur
 // live object may go is the Guard's decision.
 func RemovalCandidate(d *Decision, rc *rendercontext.RenderContext) *unstructured.Unstructured {
 	obj := d.Rendered
-	if d.Outcome != Inactive || !d.IntentOff || !d.Asset.OptIn() || obj == nil || !rc.KindAvailable(obj.GroupVersionKind()) {
+	if d.Outcome != Inactive || !d.IntentOff || !d.Asset.OptIn() || d.Asset.Shared || obj == nil || !rc.KindAvailable(obj.GroupVersionKind()) {
 		return nil
 	}
 	return obj

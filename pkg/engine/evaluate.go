@@ -39,6 +39,12 @@ type Evaluator struct {
 // opt-out, patch and mask for one asset. live may be nil (offline).
 func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *rendercontext.RenderContext, live LiveReader) Decision {
 	d := Decision{Asset: a}
+	if c, waiting := MissingImage(a, rc); waiting {
+		d.Outcome = MissingDependency
+		d.Reason = fmt.Sprintf("waiting for the operand image %s: set %s on the autopilot's Deployment (OLM sets it from the bundle)", c.Name, catalog.ImageEnv(c.Name))
+		d.Rendered, _ = e.Renderer.Render(a.Path, rc, a.Params, nil)
+		return d
+	}
 	if ok, why, intentOff := ConditionsHold(a, rc); !ok {
 		d.Outcome, d.Reason, d.IntentOff = Inactive, why, intentOff
 		// Still render (best effort) so the caller knows which object the
@@ -136,7 +142,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			return d
 		}
 	}
-	stamp(desired, a.Name)
+	stamp(desired, a)
 	d.Desired = desired
 	d.Outcome = Included
 	return d
@@ -166,7 +172,11 @@ func (e *Evaluator) inactive(ctx context.Context, d *Decision, rc *rendercontext
 		return
 	}
 	d.Live = o
-	if !d.IntentOff || !d.Asset.OptIn() {
+	switch {
+	case d.Asset.Shared:
+		d.Outcome = Retained
+		d.Reason += "; the object is shared (another operator reads it, an admin may have written it): kept as it is, with what was merged into it"
+	case !d.IntentOff || !d.Asset.OptIn():
 		d.Outcome = Retained
 		d.Reason += "; the object it created is kept as it is and not written until it holds again"
 	}
@@ -174,7 +184,7 @@ func (e *Evaluator) inactive(ctx context.Context, d *Decision, rc *rendercontext
 
 // stamp marks desired as the autopilot's: the label keeps it in the
 // manager's cache, the annotation ties it to its asset.
-func stamp(u *unstructured.Unstructured, asset string) {
+func stamp(u *unstructured.Unstructured, a *catalog.Asset) {
 	labels := u.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -185,7 +195,10 @@ func stamp(u *unstructured.Unstructured, asset string) {
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[annotations.Asset] = asset
+	ann[annotations.Asset] = a.Name
+	if a.Shared {
+		ann[annotations.Shared] = "true"
+	}
 	u.SetAnnotations(ann)
 }
 

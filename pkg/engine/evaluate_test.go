@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -175,5 +176,45 @@ func TestInvalidReasonCodes(t *testing.T) {
 		if d.Outcome != engine.Invalid || d.InvalidReason != tc.want || d.Annotation != tc.key {
 			t.Errorf("%s=%s: got %s/%s/%s, want Invalid/%s/%s", tc.key, tc.value, d.Outcome, d.Annotation, d.InvalidReason, tc.key, tc.want)
 		}
+	}
+}
+
+// An operand image that is not configured keeps a switched-on asset
+// waiting (a missing dependency, reported), never inactive; with the
+// switch off the asset is simply off.
+func TestEvaluateWaitsForImage(t *testing.T) {
+	fsys := fstest.MapFS{"ds.yaml.tpl": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: ns}\ndata: {image: \"{{ image \"exporter\" }}\"}\n")}}
+	cat, err := catalog.Parse(fsys, []byte(`
+features: [{name: f, description: d, maturity: dev-preview, switch: enable-f}]
+assets:
+  - {name: a, feature: f, path: ds.yaml.tpl, component: ConfigMap, tier: 3, reconcile_order: 1, install: opt-in, disruption: none,
+     conditions: [{type: annotation, key: platform.kubevirt.io/enable-f, value: "true"}, {type: image, name: exporter}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &engine.Evaluator{Renderer: render.New(fsys)}
+	a, _ := cat.Get("a")
+	eval := func(on bool, images map[string]string) engine.Decision {
+		hco := &unstructured.Unstructured{Object: map[string]any{}}
+		if on {
+			hco.SetAnnotations(map[string]string{"platform.kubevirt.io/enable-f": "true"})
+		}
+		rc := rendercontext.New(rendercontext.Facts{HCO: hco, Images: images})
+		rc.AssumeAllKinds = true
+		return ev.Evaluate(context.Background(), a, rc, nil)
+	}
+	if d := eval(true, nil); d.Outcome != engine.MissingDependency || !strings.Contains(d.Reason, "RELATED_IMAGE_EXPORTER") {
+		t.Fatalf("switch on, no image: %s %q", d.Outcome, d.Reason)
+	}
+	if d := eval(false, nil); d.Outcome != engine.Inactive || !d.IntentOff {
+		t.Fatalf("switch off: %s", d.Outcome)
+	}
+	d := eval(true, map[string]string{"exporter": "quay.io/e:1"})
+	if d.Outcome != engine.Included {
+		t.Fatalf("switch on, image set: %s %q", d.Outcome, d.Reason)
+	}
+	if got, _, _ := unstructured.NestedString(d.Desired.Object, "data", "image"); got != "quay.io/e:1" {
+		t.Fatalf("image rendered as %q", got)
 	}
 }

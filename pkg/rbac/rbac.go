@@ -68,10 +68,19 @@ func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) (
 		if gk != rendercontext.HCOGVK.GroupKind() {
 			add(gk, "create")
 		}
-		if a.OptIn() {
+		if a.OptIn() && !a.Shared {
 			add(gk, "delete")
 		}
+		for _, rd := range a.Reads {
+			gv, err := schema.ParseGroupVersion(rd.APIVersion)
+			if err != nil {
+				return nil, fmt.Errorf("asset %s: reads %s: %w", a.Name, rd, err)
+			}
+			add(gv.WithKind(rd.Kind).GroupKind(), "get", "list", "watch")
+		}
 	}
+	// StorageProfiles are a fact (a class's access modes), read whole.
+	add(rendercontext.StorageProfileGVK.GroupKind(), "get", "list", "watch")
 	for _, t := range tombstones {
 		gk := t.Object.GroupVersionKind().GroupKind()
 		add(gk, "get", "list", "watch", "delete")

@@ -9,6 +9,7 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -53,6 +54,8 @@ type Data struct {
 	Topology  rendercontext.Topology
 	Hardware  rendercontext.Hardware
 	Params    map[string]string
+	// Images are the operand images by name (catalog condition image).
+	Images map[string]string
 	// Live is the object on the cluster, for templates that keep part of
 	// it (nil when absent or not yet read).
 	Live map[string]any
@@ -88,7 +91,11 @@ func (r *Renderer) Render(path string, rc *rendercontext.RenderContext, params m
 	if params == nil {
 		params = map[string]string{}
 	}
-	data := Data{Namespace: rc.Namespace, HCO: hco, Topology: rc.Topology, Hardware: rc.Hardware, Params: params}
+	images := rc.Images
+	if images == nil {
+		images = map[string]string{}
+	}
+	data := Data{Namespace: rc.Namespace, HCO: hco, Topology: rc.Topology, Hardware: rc.Hardware, Params: params, Images: images}
 	if live != nil {
 		data.Live = live.Object
 	}
@@ -133,6 +140,27 @@ func baseFuncs() template.FuncMap {
 		b, err := yaml.Marshal(v)
 		return strings.TrimSuffix(string(b), "\n"), err
 	}
+	// fromYaml parses a YAML document (a config another operator reads) so
+	// a template can merge into it; malformed input fails the render, and
+	// a failed render never writes.
+	f["fromYaml"] = func(s string) (map[string]any, error) {
+		// Numbers stay as written (json.Number): a float64 round trip
+		// would turn 1000000 into 1e+06 in someone else's config.
+		out := map[string]any{}
+		js, err := yaml.YAMLToJSON([]byte(s))
+		if err == nil {
+			dec := json.NewDecoder(bytes.NewReader(js))
+			dec.UseNumber()
+			err = dec.Decode(&out)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("fromYaml: %w", err)
+		}
+		if out == nil { // an empty document
+			out = map[string]any{}
+		}
+		return out, nil
+	}
 	// Placeholders so templates parse; replaced per render by contextFuncs.
 	for k, v := range contextFuncs(&rendercontext.RenderContext{}) {
 		f[k] = v
@@ -157,6 +185,13 @@ func contextFuncs(rc *rendercontext.RenderContext) template.FuncMap {
 			_, hit := rc.Exclusions.Match(kind, namespace, name)
 			return hit
 		},
+		// lookup APIVERSION KIND NAMESPACE NAME: an object the asset
+		// declares under reads (nil when absent).
+		"lookup": rc.Lookup,
+		// storageProfiles: CDI's StorageProfiles, sorted by name.
+		"storageProfiles": rc.StorageProfileObjects,
+		// image NAME: the operand image (RELATED_IMAGE_<NAME>), "" if unset.
+		"image": rc.Image,
 	}
 }
 

@@ -52,6 +52,12 @@ type RenderContext struct {
 	KubeletConfigs    []*unstructured.Unstructured
 	Pools             []*unstructured.Unstructured
 	KubeletConfigsErr error
+	// StorageProfiles, Objects, ObjectErrs and Images: see Facts.
+	StorageProfiles    []*unstructured.Unstructured
+	StorageProfilesErr error
+	Objects            map[ObjectKey]*unstructured.Unstructured
+	ObjectErrs         map[ObjectKey]error
+	Images             map[string]string
 
 	structures map[schema.GroupVersionKind]structure.Structure
 }

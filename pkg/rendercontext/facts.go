@@ -23,6 +23,18 @@ type Facts struct {
 	KubeletConfigs    []*unstructured.Unstructured
 	Pools             []*unstructured.Unstructured
 	KubeletConfigsErr error
+	// StorageProfiles are CDI's StorageProfiles (one per storage class),
+	// StorageProfilesErr says they could not be read.
+	StorageProfiles    []*unstructured.Unstructured
+	StorageProfilesErr error
+	// Objects are the objects assets declare under reads, by ObjectKey;
+	// a key with a nil value was read and is absent. ObjectErrs holds the
+	// reads that failed (unknown, never absent).
+	Objects    map[ObjectKey]*unstructured.Unstructured
+	ObjectErrs map[ObjectKey]error
+	// Images are the operand images, by name (RELATED_IMAGE_FOO_BAR is
+	// foo-bar), as the operator's deployment sets them.
+	Images map[string]string
 }
 
 const (
@@ -41,6 +53,8 @@ func New(f Facts) *RenderContext {
 		rc.CRDs[f.CRDs[i].Name] = &f.CRDs[i]
 	}
 	rc.KubeletConfigs, rc.Pools, rc.KubeletConfigsErr = f.KubeletConfigs, f.Pools, f.KubeletConfigsErr
+	rc.StorageProfiles, rc.StorageProfilesErr = f.StorageProfiles, f.StorageProfilesErr
+	rc.Objects, rc.ObjectErrs, rc.Images = f.Objects, f.ObjectErrs, f.Images
 	rc.Topology = topology(f)
 	rc.Hardware = hardware(f.Nodes)
 	return rc

@@ -3,6 +3,8 @@ package rendercontext
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -33,9 +35,10 @@ const (
 // Gather reads Facts through r. The HCO is required (NotFound is returned
 // as is, with the CRDs already filled in, so callers can idle and still
 // watch for it); OpenShift config objects are read only when their CRD is
-// among the listed CRDs.
-func Gather(ctx context.Context, r client.Reader, namespace string) (Facts, error) {
-	f := Facts{Namespace: namespace}
+// among the listed CRDs. reads are the objects templates look up
+// (Reads(catalog)); operand images come from the process environment.
+func Gather(ctx context.Context, r client.Reader, namespace string, reads []ObjectKey) (Facts, error) {
+	f := Facts{Namespace: namespace, Images: ImagesFromEnv(os.Environ())}
 	// CRDs first: even without an HCO, callers need them to know what to watch.
 	var crds apiextensionsv1.CustomResourceDefinitionList
 	if err := r.List(ctx, &crds); err != nil {
@@ -72,6 +75,14 @@ func Gather(ctx context.Context, r client.Reader, namespace string) (Facts, erro
 			f.Pools, f.KubeletConfigsErr = listAll(ctx, r, PoolGVK)
 		}
 	}
+	if has[StorageProfileCRD] {
+		f.StorageProfiles, f.StorageProfilesErr = listAll(ctx, r, StorageProfileGVK)
+	}
+	served := map[schema.GroupKind]bool{}
+	for i := range crds.Items {
+		served[schema.GroupKind{Group: crds.Items[i].Spec.Group, Kind: crds.Items[i].Spec.Names.Kind}] = true
+	}
+	f.Objects, f.ObjectErrs = readObjects(ctx, r, reads, served)
 	var nodes corev1.NodeList
 	if err := r.List(ctx, &nodes); err != nil {
 		return f, fmt.Errorf("list nodes: %w", err)
@@ -102,6 +113,35 @@ func getOptional(ctx context.Context, r client.Reader, gvk schema.GroupVersionKi
 	default:
 		return nil, fmt.Errorf("get %s %s: %w", gvk.Kind, name, err)
 	}
+}
+
+// readObjects reads each declared object whose kind is served (a core kind,
+// or one whose CRD is installed); a failed read is kept as an error, so
+// only the assets reading it fail.
+func readObjects(ctx context.Context, r client.Reader, reads []ObjectKey, served map[schema.GroupKind]bool) (map[ObjectKey]*unstructured.Unstructured, map[ObjectKey]error) {
+	objs := make(map[ObjectKey]*unstructured.Unstructured, len(reads))
+	var errs map[ObjectKey]error
+	for _, k := range reads {
+		if builtIn := !strings.Contains(k.GVK.Group, ".") || strings.HasSuffix(k.GVK.Group, ".k8s.io"); !builtIn && !served[k.GVK.GroupKind()] {
+			objs[k] = nil // its CRD is not installed: nothing to read
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(k.GVK)
+		err := r.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: k.Name}, u)
+		switch {
+		case err == nil:
+			objs[k] = u
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+			objs[k] = nil
+		default:
+			if errs == nil {
+				errs = map[ObjectKey]error{}
+			}
+			errs[k] = err
+		}
+	}
+	return objs, errs
 }
 
 // HCOCRD is the HyperConverged CRD's name.

@@ -226,7 +226,7 @@ func pass(t *testing.T, ctx context.Context, c client.Client, cat *catalog.Catal
 	live := directLive{c}
 	applied := map[string]bool{}
 	for round := 1; round <= 2; round++ {
-		rc := context0(t, ctx, c, nodes)
+		rc := context0(t, ctx, c, nodes, rendercontext.Reads(cat))
 		syncer := &engine.Syncer{Client: c, Throttle: throttle.New(throttle.Config{Burst: 100, Refill: time.Second})}
 		for i := range cat.Assets {
 			a := &cat.Assets[i]
@@ -277,8 +277,8 @@ func pass(t *testing.T, ctx context.Context, c client.Client, cat *catalog.Catal
 }
 
 // context0 builds the render context from the API server, with the given nodes.
-func context0(t *testing.T, ctx context.Context, c client.Client, nodes []corev1.Node) *rendercontext.RenderContext {
-	f, err := rendercontext.Gather(ctx, c, ns)
+func context0(t *testing.T, ctx context.Context, c client.Client, nodes []corev1.Node, reads []rendercontext.ObjectKey) *rendercontext.RenderContext {
+	f, err := rendercontext.Gather(ctx, c, ns, reads)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,112 @@
+package rendercontext
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+)
+
+// StorageProfileGVK is CDI's per-storage-class profile: which access and
+// volume modes a class offers.
+var StorageProfileGVK = schema.GroupVersionKind{Group: "cdi.kubevirt.io", Version: "v1beta1", Kind: "StorageProfile"}
+
+// StorageProfileCRD is its CRD's name.
+const StorageProfileCRD = "storageprofiles.cdi.kubevirt.io"
+
+// ObjectKey names one object a template may read with lookup.
+type ObjectKey struct {
+	GVK       schema.GroupVersionKind
+	Namespace string
+	Name      string
+}
+
+// KeyOf turns a catalog read into an ObjectKey.
+func KeyOf(r catalog.ObjectRef) ObjectKey {
+	gv, _ := schema.ParseGroupVersion(r.APIVersion)
+	return ObjectKey{GVK: gv.WithKind(r.Kind), Namespace: r.Namespace, Name: r.Name}
+}
+
+func (k ObjectKey) String() string {
+	if k.Namespace == "" {
+		return k.GVK.Kind + " " + k.Name
+	}
+	return k.GVK.Kind + " " + k.Namespace + "/" + k.Name
+}
+
+// Reads lists every object the catalog's assets declare, once each, sorted.
+func Reads(cat *catalog.Catalog) []ObjectKey {
+	seen := map[ObjectKey]bool{}
+	var out []ObjectKey
+	for _, a := range cat.Assets {
+		for _, r := range a.Reads {
+			if k := KeyOf(r); !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// Lookup returns a declared object's content (nil when it does not exist).
+// An object the catalog does not declare is an error, so a template cannot
+// read what the controller does not watch; so is a read that failed, so an
+// unknown is never rendered as "absent".
+func (rc *RenderContext) Lookup(apiVersion, kind, namespace, name string) (map[string]any, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, err
+	}
+	k := ObjectKey{GVK: gv.WithKind(kind), Namespace: namespace, Name: name}
+	if err := rc.ObjectErrs[k]; err != nil {
+		return nil, fmt.Errorf("lookup %s: %w", k, err)
+	}
+	u, declared := rc.Objects[k]
+	if !declared {
+		if rc.Objects == nil {
+			return nil, nil // offline without cluster objects: absent
+		}
+		return nil, fmt.Errorf("lookup %s: not declared under the asset's reads in metadata.yaml", k)
+	}
+	if u == nil {
+		return nil, nil
+	}
+	return u.Object, nil
+}
+
+// StorageProfileObjects returns the StorageProfiles' contents, sorted by
+// name; a failed list is an error (never "none").
+func (rc *RenderContext) StorageProfileObjects() ([]any, error) {
+	if rc.StorageProfilesErr != nil {
+		return nil, fmt.Errorf("list StorageProfiles: %w", rc.StorageProfilesErr)
+	}
+	out := make([]any, 0, len(rc.StorageProfiles))
+	ps := append([]*unstructured.Unstructured(nil), rc.StorageProfiles...)
+	sort.Slice(ps, func(i, j int) bool { return ps[i].GetName() < ps[j].GetName() })
+	for _, p := range ps {
+		out = append(out, p.Object)
+	}
+	return out, nil
+}
+
+// Image returns the operand image name ("" when not configured).
+func (rc *RenderContext) Image(name string) string { return rc.Images[name] }
+
+// ImagesFromEnv reads the operand images from environment entries
+// (KEY=VALUE), the way OLM hands them to an operator.
+func ImagesFromEnv(environ []string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if name := catalog.ImageName(k); ok && name != "" && v != "" {
+			out[name] = v
+		}
+	}
+	return out
+}
