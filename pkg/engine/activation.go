@@ -11,7 +11,7 @@ import (
 
 // Activation is the HCO's platform.kubevirt.io/autopilot switch: absent or
 // "true" activates everything (the zero-configuration default), "false"
-// pauses everything, and a comma list of asset names or groups activates
+// pauses everything, and a comma list of asset names, groups or features activates
 // only those. What is not active is left exactly as it is: never written,
 // never deleted.
 type Activation struct {
@@ -43,6 +43,7 @@ func ActivationOf(rc *rendercontext.RenderContext, cat *catalog.Catalog) Activat
 		if as.Group != "" {
 			known[as.Group] = true
 		}
+		known[as.Feature] = true
 	}
 	for _, e := range strings.Split(v, ",") {
 		e = strings.TrimSpace(e)
@@ -70,7 +71,7 @@ func (a Activation) Allows(as *catalog.Asset) (bool, string) {
 		return true, ""
 	case a.Paused:
 		return false, fmt.Sprintf("paused: HCO annotation %s=%q", annotations.Autopilot, a.Value)
-	case a.Only[as.Name] || (as.Group != "" && a.Only[as.Group]):
+	case a.Only[as.Name] || (as.Group != "" && a.Only[as.Group]) || a.Only[as.Feature]:
 		return true, ""
 	}
 	return false, fmt.Sprintf("paused: not listed in HCO annotation %s=%q", annotations.Autopilot, a.Value)
