@@ -25,7 +25,16 @@ const (
 	// environment variable RELATED_IMAGE_<NAME>, as OLM sets it). Until
 	// then the asset waits, reported as a missing dependency.
 	CondImage ConditionType = "image"
+	// CondStorageClass holds when some StorageProfile offers Value
+	// ("<accessMode>/<volumeMode>", e.g. ReadWriteMany/Filesystem), or the
+	// HCO annotation Key (optional) names a class. Until then the asset
+	// waits, reported as a missing dependency.
+	CondStorageClass ConditionType = "storage-class"
 )
+
+// Waits reports whether a condition that does not hold makes an otherwise
+// active asset wait for a dependency (reported) rather than be inactive.
+func (c Condition) Waits() bool { return c.Type == CondImage || c.Type == CondStorageClass }
 
 // Detectors are the hardware facts a RenderContext provides.
 var Detectors = []string{"pciDevices", "numa", "iommu", "usbDevices", "gpu", "sriov"}
@@ -62,8 +71,19 @@ func (c Condition) String() string {
 		return fmt.Sprintf("topology %s=%s", c.Field, c.want())
 	case CondImage:
 		return fmt.Sprintf("image %s is set (%s)", c.Name, ImageEnv(c.Name))
+	case CondStorageClass:
+		if c.Key != "" {
+			return fmt.Sprintf("a storage class offers %s (or HCO annotation %s names one)", c.want(), c.Key)
+		}
+		return fmt.Sprintf("a storage class offers %s", c.want())
 	}
 	return string(c.Type)
+}
+
+// Access returns a storage-class condition's access and volume modes.
+func (c Condition) Access() (accessMode, volumeMode string) {
+	accessMode, volumeMode, _ = strings.Cut(c.want(), "/")
+	return accessMode, volumeMode
 }
 
 // WantBool is the value a topology condition expects.
@@ -88,14 +108,15 @@ func (c Condition) validate() error {
 		CondHCOFieldUnconfigured: {"path"},
 		CondTopology:             {"field", "value"},
 		CondImage:                {"name"},
+		CondStorageClass:         {"key", "value"},
 	}
 	required := map[ConditionType]string{
 		CondAnnotation: "key", CondFeatureGate: "name", CondHardware: "detector",
-		CondHCOFieldUnconfigured: "path", CondTopology: "field", CondImage: "name",
+		CondHCOFieldUnconfigured: "path", CondTopology: "field", CondImage: "name", CondStorageClass: "value",
 	}
 	fields, ok := allowed[c.Type]
 	if !ok {
-		return fmt.Errorf("unknown type %q (want annotation, feature-gate, hardware, hco-field-unconfigured, topology or image)", c.Type)
+		return fmt.Errorf("unknown type %q (want annotation, feature-gate, hardware, hco-field-unconfigured, topology, image or storage-class)", c.Type)
 	}
 	if !set[required[c.Type]] {
 		return fmt.Errorf("%s condition needs %q", c.Type, required[c.Type])
@@ -116,6 +137,10 @@ func (c Condition) validate() error {
 		}
 		if w := c.want(); w != "true" && w != "false" {
 			return fmt.Errorf("topology value must be \"true\" or \"false\", got %q", w)
+		}
+	case CondStorageClass:
+		if a, m, ok := strings.Cut(c.want(), "/"); !ok || a == "" || m == "" {
+			return fmt.Errorf("storage-class value %q must be <accessMode>/<volumeMode>, like ReadWriteMany/Filesystem", c.want())
 		}
 	case CondImage:
 		if !assetName.MatchString(c.Name) {

@@ -60,6 +60,8 @@ var factKinds = map[schema.GroupVersionKind]bool{
 	// StorageProfiles: one per storage class, read to pick a class by
 	// the access modes it offers.
 	rendercontext.StorageProfileGVK: true,
+	// StorageClasses: a few, read for the default class.
+	rendercontext.StorageClassGVK: true,
 }
 
 // factsCacheOptions scope the second cache: namespaced fact kinds (the HCO)

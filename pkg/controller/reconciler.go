@@ -147,6 +147,8 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		Named("autopilot").
 		WatchesRawSource(source.Kind[client.Object](mgr.GetCache(), &apiextensionsv1.CustomResourceDefinition{}, toHCO)).
 		WatchesRawSource(source.Kind[client.Object](mgr.GetCache(), &corev1.Node{}, toHCO, nodeFacts)).
+		// StorageClasses are built in: watched from the start (templates read the default class).
+		WatchesRawSource(source.Kind[client.Object](facts, unstructuredOf(rendercontext.StorageClassGVK), toHCO, changed)).
 		Build(r)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"strings"
+
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
@@ -58,20 +60,27 @@ func conditionHolds(c catalog.Condition, rc *rendercontext.RenderContext) bool {
 		return v == c.WantBool()
 	case catalog.CondImage:
 		return rc.Image(c.Name) != ""
+	case catalog.CondStorageClass:
+		if v, _ := rc.HCOAnnotation(c.Key); c.Key != "" && strings.TrimSpace(v) != "" {
+			return true
+		}
+		access, mode := c.Access()
+		return len(rc.StorageClassesOffering(access, mode)) > 0
 	}
 	return false
 }
 
-// MissingImage returns the image condition that keeps a otherwise active
-// asset waiting: every other condition holds, the operand image is not
-// configured. The asset is then a missing dependency, not inactive.
-func MissingImage(a *catalog.Asset, rc *rendercontext.RenderContext) (catalog.Condition, bool) {
+// Waiting returns the condition that keeps an otherwise active asset
+// waiting: every other condition holds, a dependency (an operand image, a
+// storage class) is not there yet. The asset is then a missing dependency,
+// not inactive.
+func Waiting(a *catalog.Asset, rc *rendercontext.RenderContext) (catalog.Condition, bool) {
 	var missing *catalog.Condition
 	for i, c := range a.Conditions {
 		if conditionHolds(c, rc) {
 			continue
 		}
-		if c.Type != catalog.CondImage {
+		if !c.Waits() {
 			return catalog.Condition{}, false
 		}
 		if missing == nil {

@@ -39,9 +39,12 @@ type Evaluator struct {
 // opt-out, patch and mask for one asset. live may be nil (offline).
 func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *rendercontext.RenderContext, live LiveReader) Decision {
 	d := Decision{Asset: a}
-	if c, waiting := MissingImage(a, rc); waiting {
+	if c, waiting := Waiting(a, rc); waiting {
 		d.Outcome = MissingDependency
-		d.Reason = fmt.Sprintf("waiting for the operand image %s: set %s on the autopilot's Deployment (OLM sets it from the bundle)", c.Name, catalog.ImageEnv(c.Name))
+		d.Reason = "waiting: " + c.String()
+		if c.Type == catalog.CondImage {
+			d.Reason = fmt.Sprintf("waiting for the operand image %s: set %s on the autopilot's Deployment (OLM sets it from the bundle)", c.Name, catalog.ImageEnv(c.Name))
+		}
 		d.Rendered, _ = e.Renderer.Render(a.Path, rc, a.Params, nil)
 		return d
 	}

@@ -4,11 +4,13 @@ package rbac
 
 import (
 	"fmt"
+	"slices"
 	"io/fs"
 	"sort"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
@@ -57,6 +59,7 @@ func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) (
 		}
 	}
 	r := render.New(fsys)
+	bind := map[string][]string{} // roles resource -> role names
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
 		u, err := r.Render(a.Path, &rendercontext.RenderContext{Namespace: "openshift-cnv", AssumeAllKinds: true}, a.Params, nil)
@@ -64,6 +67,16 @@ func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) (
 			return nil, fmt.Errorf("asset %s: %w", a.Name, err)
 		}
 		gk := u.GroupVersionKind().GroupKind()
+		if gk.Group == "rbac.authorization.k8s.io" && (gk.Kind == "ClusterRoleBinding" || gk.Kind == "RoleBinding") {
+			// Binding a role the autopilot does not hold needs bind on that
+			// role, and on exactly those roles.
+			ref, _, _ := unstructured.NestedString(u.Object, "roleRef", "name")
+			kind, _, _ := unstructured.NestedString(u.Object, "roleRef", "kind")
+			if ref == "" || kind == "" {
+				return nil, fmt.Errorf("asset %s: a binding without roleRef", a.Name)
+			}
+			bind[Resource(kind)] = append(bind[Resource(kind)], ref)
+		}
 		add(gk, "get", "list", "watch", "patch")
 		if gk != rendercontext.HCOGVK.GroupKind() {
 			add(gk, "create")
@@ -81,6 +94,7 @@ func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) (
 	}
 	// StorageProfiles are a fact (a class's access modes), read whole.
 	add(rendercontext.StorageProfileGVK.GroupKind(), "get", "list", "watch")
+	add(rendercontext.StorageClassGVK.GroupKind(), "get", "list", "watch")
 	for _, t := range tombstones {
 		gk := t.Object.GroupVersionKind().GroupKind()
 		add(gk, "get", "list", "watch", "delete")
@@ -103,6 +117,12 @@ func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) (
 		}
 		sort.Strings(vs)
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{gk.Group}, Resources: []string{Resource(gk.Kind)}, Verbs: vs})
+	}
+	for _, res := range []string{"clusterroles", "roles"} {
+		if names := bind[res]; len(names) > 0 {
+			sort.Strings(names)
+			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{res}, Verbs: []string{"bind"}, ResourceNames: slices.Compact(names)})
+		}
 	}
 	return rules, nil
 }

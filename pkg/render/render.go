@@ -190,6 +190,11 @@ func contextFuncs(rc *rendercontext.RenderContext) template.FuncMap {
 		"lookup": rc.Lookup,
 		// storageProfiles: CDI's StorageProfiles, sorted by name.
 		"storageProfiles": rc.StorageProfileObjects,
+		// storageClassesOffering ACCESS VOLUMEMODE: the classes whose CDI
+		// StorageProfile offers them, sorted.
+		"storageClassesOffering": rc.StorageClassesOffering,
+		// defaultStorageClass: the class marked default ("" when none).
+		"defaultStorageClass": rc.DefaultStorageClass,
 		// image NAME: the operand image (RELATED_IMAGE_<NAME>), "" if unset.
 		"image": rc.Image,
 	}

@@ -55,6 +55,8 @@ type RenderContext struct {
 	// StorageProfiles, Objects, ObjectErrs and Images: see Facts.
 	StorageProfiles    []*unstructured.Unstructured
 	StorageProfilesErr error
+	StorageClasses     []*unstructured.Unstructured
+	StorageClassesErr  error
 	Objects            map[ObjectKey]*unstructured.Unstructured
 	ObjectErrs         map[ObjectKey]error
 	Images             map[string]string

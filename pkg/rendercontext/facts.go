@@ -27,6 +27,9 @@ type Facts struct {
 	// StorageProfilesErr says they could not be read.
 	StorageProfiles    []*unstructured.Unstructured
 	StorageProfilesErr error
+	// StorageClasses are the cluster's storage classes (built in, a few).
+	StorageClasses    []*unstructured.Unstructured
+	StorageClassesErr error
 	// Objects are the objects assets declare under reads, by ObjectKey;
 	// a key with a nil value was read and is absent. ObjectErrs holds the
 	// reads that failed (unknown, never absent).
@@ -54,6 +57,7 @@ func New(f Facts) *RenderContext {
 	}
 	rc.KubeletConfigs, rc.Pools, rc.KubeletConfigsErr = f.KubeletConfigs, f.Pools, f.KubeletConfigsErr
 	rc.StorageProfiles, rc.StorageProfilesErr = f.StorageProfiles, f.StorageProfilesErr
+	rc.StorageClasses, rc.StorageClassesErr = f.StorageClasses, f.StorageClassesErr
 	rc.Objects, rc.ObjectErrs, rc.Images = f.Objects, f.ObjectErrs, f.Images
 	rc.Topology = topology(f)
 	rc.Hardware = hardware(f.Nodes)

@@ -83,6 +83,7 @@ func Gather(ctx context.Context, r client.Reader, namespace string, reads []Obje
 		served[schema.GroupKind{Group: crds.Items[i].Spec.Group, Kind: crds.Items[i].Spec.Names.Kind}] = true
 	}
 	f.Objects, f.ObjectErrs = readObjects(ctx, r, reads, served)
+	f.StorageClasses, f.StorageClassesErr = listAll(ctx, r, StorageClassGVK)
 	var nodes corev1.NodeList
 	if err := r.List(ctx, &nodes); err != nil {
 		return f, fmt.Errorf("list nodes: %w", err)

@@ -15,6 +15,9 @@ import (
 // volume modes a class offers.
 var StorageProfileGVK = schema.GroupVersionKind{Group: "cdi.kubevirt.io", Version: "v1beta1", Kind: "StorageProfile"}
 
+// StorageClassGVK is the built-in StorageClass.
+var StorageClassGVK = schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass"}
+
 // StorageProfileCRD is its CRD's name.
 const StorageProfileCRD = "storageprofiles.cdi.kubevirt.io"
 
@@ -109,4 +112,62 @@ func ImagesFromEnv(environ []string) map[string]string {
 		}
 	}
 	return out
+}
+
+// StorageClassesOffering lists, sorted, the storage classes whose CDI
+// StorageProfile offers the access mode with the volume mode (CDI names
+// each profile after its class).
+func (rc *RenderContext) StorageClassesOffering(accessMode, volumeMode string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range rc.StorageProfiles {
+		class, _, _ := unstructured.NestedString(p.Object, "status", "storageClass")
+		if class == "" {
+			class = p.GetName()
+		}
+		sets, _, _ := unstructured.NestedSlice(p.Object, "status", "claimPropertySets")
+		for _, s := range sets {
+			m, _ := s.(map[string]any)
+			if m["volumeMode"] != volumeMode || seen[class] {
+				continue
+			}
+			modes, _ := m["accessModes"].([]any)
+			for _, am := range modes {
+				if am == accessMode {
+					seen[class] = true
+					out = append(out, class)
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// DefaultStorageClass returns the class marked default, choosing among
+// several as the API server's admission does (the newest, then by name);
+// "" when none is. A failed list is an error, never "none".
+func (rc *RenderContext) DefaultStorageClass() (string, error) {
+	if rc.StorageClassesErr != nil {
+		return "", fmt.Errorf("list StorageClasses: %w", rc.StorageClassesErr)
+	}
+	var best *unstructured.Unstructured
+	for _, sc := range rc.StorageClasses {
+		a := sc.GetAnnotations()
+		if a["storageclass.kubernetes.io/is-default-class"] != "true" && a["storageclass.beta.kubernetes.io/is-default-class"] != "true" {
+			continue
+		}
+		if best == nil {
+			best = sc
+			continue
+		}
+		bt, st := best.GetCreationTimestamp(), sc.GetCreationTimestamp()
+		if st.After(bt.Time) || (st.Equal(&bt) && sc.GetName() < best.GetName()) {
+			best = sc
+		}
+	}
+	if best == nil {
+		return "", nil
+	}
+	return best.GetName(), nil
 }

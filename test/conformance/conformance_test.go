@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
@@ -47,6 +48,11 @@ var vendorFiles = []string{
 	"operators/metallb.io_metallbs.yaml",
 	"observability/observability.openshift.io_uiplugins.yaml",
 	"prometheus/monitoring.coreos.com_prometheusrules.yaml",
+	"logging/loki.grafana.com_lokistacks.yaml",
+	"logging/observability.openshift.io_clusterlogforwarders.yaml",
+	"remediation/fenceagentsremediationtemplates.fence-agents-remediation.medik8s.io.yaml",
+	"remediation/storagebasedremediationconfigs.storage-based-remediation.medik8s.io.yaml",
+	"storage/cdi.kubevirt.io_storageprofiles.yaml",
 }
 
 // HCO inputs: annotations and spec of the HyperConverged object.
@@ -61,12 +67,16 @@ var hcoInputs = []hcoInput{
 	{
 		name: "everything-on",
 		annotations: map[string]string{
-			"platform.kubevirt.io/enable-loadaware":       "true",
-			"platform.kubevirt.io/enable-pci-passthrough": "true",
-			"platform.kubevirt.io/enable-vfio-assignment": "true",
-			"platform.kubevirt.io/enable-usb-passthrough": "true",
-			"platform.kubevirt.io/enable-higher-density":  "true",
-			"platform.kubevirt.io/enable-aaq":             "true",
+			"platform.kubevirt.io/enable-loadaware":        "true",
+			"platform.kubevirt.io/enable-pci-passthrough":  "true",
+			"platform.kubevirt.io/enable-vfio-assignment":  "true",
+			"platform.kubevirt.io/enable-usb-passthrough":  "true",
+			"platform.kubevirt.io/enable-higher-density":   "true",
+			"platform.kubevirt.io/enable-aaq":              "true",
+			"platform.kubevirt.io/enable-logging":          "true",
+			"platform.kubevirt.io/enable-audit-logging":    "true",
+			"platform.kubevirt.io/enable-node-remediation": "true",
+			"platform.kubevirt.io/enable-sbr-detection":    "true",
 		},
 		spec: map[string]any{
 			"featureGates": []any{map[string]any{"name": "CPUManager", "state": "Enabled"}},
@@ -149,11 +159,12 @@ func TestVendorSchemaConformance(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = env.Stop() })
 	ctx := context.Background()
-	for _, n := range []string{ns, "openshift-mtv", "metallb-system", "openshift-kube-descheduler-operator"} {
+	for _, n := range []string{ns, "openshift-mtv", "metallb-system", "openshift-kube-descheduler-operator", "openshift-logging", "openshift-workload-availability"} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	clusterObjects(t, ctx, c)
 	hcoObj := &unstructured.Unstructured{}
 	hcoObj.SetGroupVersionKind(rendercontext.HCOGVK)
 	hcoObj.SetNamespace(ns)
@@ -274,6 +285,69 @@ func pass(t *testing.T, ctx context.Context, c client.Client, cat *catalog.Catal
 		}
 	}
 	return applied
+}
+
+// clusterObjects creates what the assets read on an OpenShift cluster with
+// the operators installed: the Infrastructure object, a default
+// StorageClass, an RWX StorageProfile, the admin's fence template and the
+// descheduler operator's recording rules.
+func clusterObjects(t *testing.T, ctx context.Context, c client.Client) {
+	objs := []string{`
+apiVersion: config.openshift.io/v1
+kind: Infrastructure
+metadata: {name: cluster}
+spec: {}`, `
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: kubernetes.io/no-provisioner`, `
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: StorageProfile
+metadata: {name: nfs}
+spec: {}`, `
+apiVersion: fence-agents-remediation.medik8s.io/v1alpha1
+kind: FenceAgentsRemediationTemplate
+metadata: {name: fenceagentsremediationtemplate-default, namespace: openshift-workload-availability}
+spec:
+  template:
+    spec:
+      agent: fence_ipmilan
+      sharedparameters: {--lanplus: ""}
+      nodeparameters:
+        --ipport: {w0: "6230"}`, `
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata: {name: descheduler-rules, namespace: openshift-kube-descheduler-operator}
+spec:
+  groups:
+    - name: descheduler
+      rules:
+        - record: descheduler:combined_utilization_and_pressure:avg1m
+          expr: vector(1)
+        - record: descheduler:node:linear_amplified_ideal_point_positive_distance:k3:avg1m
+          expr: vector(1)`}
+	for _, y := range objs {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Create(ctx, u); err != nil {
+			t.Fatalf("create %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+	// CDI writes what a class offers into the profile's status.
+	sp := &unstructured.Unstructured{}
+	sp.SetGroupVersionKind(rendercontext.StorageProfileGVK)
+	if err := c.Get(ctx, client.ObjectKey{Name: "nfs"}, sp); err != nil {
+		t.Fatal(err)
+	}
+	sp.Object["status"] = map[string]any{"storageClass": "nfs", "claimPropertySets": []any{
+		map[string]any{"accessModes": []any{"ReadWriteMany"}, "volumeMode": "Filesystem"}}}
+	if err := c.Status().Update(ctx, sp); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // context0 builds the render context from the API server, with the given nodes.

@@ -1,0 +1,75 @@
+{{- /*
+  The log store: the LokiStack OpenShift Logging documents, logging-loki in
+  openshift-logging, in the openshift-logging tenancy mode (one tenant per
+  log type, access through OpenShift RBAC). The collector and the console
+  Logs view point at this name.
+
+  Size from the node count, assuming about 10 GB of logs a day per node
+  against each size's rated ingestion (1x.pico 50 GB/day, 1x.extra-small
+  100, 1x.small 500, 1x.medium 2 TB): up to 5 nodes (single node and compact
+  clusters included) 1x.pico, up to 10 1x.extra-small, up to 50 1x.small,
+  more 1x.medium. 1x.demo (no requests, replication 1, "do not use in
+  production") is never chosen. The live size is kept when it is larger: a
+  node leaving never shrinks the stack (a resize rolls every component),
+  and an admin's upsize stays; a downsize needs the patch annotation.
+
+  What the admin provides, and what is therefore kept from the live object:
+  - the object storage secret (default name logging-loki-s3, type s3; the
+    admin creates it, with bucketnames, endpoint, access_key_id,
+    access_key_secret, region). An adopted stack keeps its own secret.
+  - the storage class of the PVCs: the live one (the Loki operator never
+    changes a StatefulSet's volumeClaimTemplates, so a change would only lie),
+    else the cluster's default StorageClass. With neither, the field is left
+    out and the API server rejects the object (storageClassName is required):
+    mark a default StorageClass.
+  - the schema history: schemas may only be appended, never rewritten (the
+    operator's webhook rejects it), so an existing list is kept as is.
+*/ -}}
+{{- $live := .Live | default dict -}}
+{{- $nodes := .Topology.Nodes -}}
+{{- $size := "1x.pico" -}}
+{{- if gt $nodes 50 -}}
+{{- $size = "1x.medium" -}}
+{{- else if gt $nodes 10 -}}
+{{- $size = "1x.small" -}}
+{{- else if gt $nodes 5 -}}
+{{- $size = "1x.extra-small" -}}
+{{- end -}}
+{{- $rank := dict "1x.demo" 0 "1x.pico" 1 "1x.extra-small" 2 "1x.small" 3 "1x.medium" 4 -}}
+{{- $liveSize := dig "spec" "size" "" $live -}}
+{{- if and (hasKey $rank $liveSize) (gt (index $rank $liveSize) (index $rank $size)) -}}
+{{- $size = $liveSize -}}
+{{- end -}}
+{{- $storageClass := dig "spec" "storageClassName" "" $live -}}
+{{- if not $storageClass -}}
+{{- $storageClass = defaultStorageClass -}}
+{{- end -}}
+{{- $schemas := dig "spec" "storage" "schemas" (list (dict "version" "v13" "effectiveDate" "2024-10-01")) $live -}}
+apiVersion: loki.grafana.com/v1
+kind: LokiStack
+metadata:
+  name: logging-loki
+  namespace: openshift-logging
+spec:
+  size: {{ $size }}
+  storage:
+    # New stacks start on schema v13 (TSDB index, needed for OTLP and
+    # structured metadata), dated in the past as the webhook requires.
+    schemas: {{ $schemas | toJson }}
+    secret:
+      name: {{ dig "spec" "storage" "secret" "name" "logging-loki-s3" $live }}
+      type: {{ dig "spec" "storage" "secret" "type" "s3" $live }}
+{{- if $storageClass }}
+  storageClassName: {{ $storageClass }}
+{{- end }}
+  limits:
+    global:
+      retention:
+        # A short-term store for troubleshooting (OpenShift Logging supports
+        # up to 30 days): without a retention the compactor deletes nothing
+        # and the bucket grows forever. An admin's value is kept.
+        days: {{ dig "spec" "limits" "global" "retention" "days" 7 $live }}
+  tenants:
+    # Tenants application, infrastructure and audit; the gateway authorizes
+    # writers and readers with SubjectAccessReviews against OpenShift RBAC.
+    mode: openshift-logging
