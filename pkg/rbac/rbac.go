@@ -4,8 +4,8 @@ package rbac
 
 import (
 	"fmt"
-	"slices"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 
