@@ -53,6 +53,7 @@ var vendorFiles = []string{
 	"remediation/fenceagentsremediationtemplates.fence-agents-remediation.medik8s.io.yaml",
 	"remediation/storagebasedremediationconfigs.storage-based-remediation.medik8s.io.yaml",
 	"storage/cdi.kubevirt.io_storageprofiles.yaml",
+	"inflightoperations/ifo.kubevirt.io_operationrulesets.yaml",
 }
 
 // HCO inputs: annotations and spec of the HyperConverged object.
@@ -67,16 +68,17 @@ var hcoInputs = []hcoInput{
 	{
 		name: "everything-on",
 		annotations: map[string]string{
-			"platform.kubevirt.io/enable-loadaware":        "true",
-			"platform.kubevirt.io/enable-pci-passthrough":  "true",
-			"platform.kubevirt.io/enable-vfio-assignment":  "true",
-			"platform.kubevirt.io/enable-usb-passthrough":  "true",
-			"platform.kubevirt.io/enable-higher-density":   "true",
-			"platform.kubevirt.io/enable-aaq":              "true",
-			"platform.kubevirt.io/enable-logging":          "true",
-			"platform.kubevirt.io/enable-audit-logging":    "true",
-			"platform.kubevirt.io/enable-node-remediation": "true",
-			"platform.kubevirt.io/enable-sbr-detection":    "true",
+			"platform.kubevirt.io/enable-loadaware":            "true",
+			"platform.kubevirt.io/enable-pci-passthrough":      "true",
+			"platform.kubevirt.io/enable-vfio-assignment":      "true",
+			"platform.kubevirt.io/enable-usb-passthrough":      "true",
+			"platform.kubevirt.io/enable-higher-density":       "true",
+			"platform.kubevirt.io/enable-aaq":                  "true",
+			"platform.kubevirt.io/enable-logging":              "true",
+			"platform.kubevirt.io/enable-audit-logging":        "true",
+			"platform.kubevirt.io/enable-node-remediation":     "true",
+			"platform.kubevirt.io/enable-sbr-detection":        "true",
+			"platform.kubevirt.io/enable-in-flight-operations": "true",
 		},
 		spec: map[string]any{
 			"featureGates": []any{map[string]any{"name": "CPUManager", "state": "Enabled"}},
