@@ -92,6 +92,15 @@ var hcoInputs = []hcoInput{
 		},
 	},
 	{
+		// Node tuning where the HCO does not run KSM itself (no higher density).
+		name: "node-tuning",
+		annotations: map[string]string{
+			"platform.kubevirt.io/enable-thp-tuning":                  "true",
+			"platform.kubevirt.io/enable-ksm-zero-only":               "true",
+			"platform.kubevirt.io/enable-vm-drain-shutdown-inhibitor": "true",
+		},
+	},
+	{
 		name: "overrides-and-exclusions",
 		annotations: map[string]string{
 			"platform.kubevirt.io/enable-higher-density": "true",
@@ -161,7 +170,7 @@ func TestVendorSchemaConformance(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = env.Stop() })
 	ctx := context.Background()
-	for _, n := range []string{ns, "openshift-mtv", "metallb-system", "openshift-kube-descheduler-operator", "openshift-logging", "openshift-workload-availability"} {
+	for _, n := range []string{ns, "openshift-mtv", "metallb-system", "openshift-kube-descheduler-operator", "openshift-logging", "openshift-workload-availability", "openshift-monitoring"} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
 			t.Fatal(err)
 		}
