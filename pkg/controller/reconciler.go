@@ -147,8 +147,6 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		Named("autopilot").
 		WatchesRawSource(source.Kind[client.Object](mgr.GetCache(), &apiextensionsv1.CustomResourceDefinition{}, toHCO)).
 		WatchesRawSource(source.Kind[client.Object](mgr.GetCache(), &corev1.Node{}, toHCO, nodeFacts)).
-		// StorageClasses are built in: watched from the start (templates read the default class).
-		WatchesRawSource(source.Kind[client.Object](facts, unstructuredOf(rendercontext.StorageClassGVK), toHCO, changed)).
 		Build(r)
 	if err != nil {
 		return nil, err
@@ -281,7 +279,8 @@ func minPositive(a, b time.Duration) time.Duration {
 // baseWatches are the kinds watched regardless of assets: the HCO and the
 // OpenShift config objects the context reads, when installed.
 func (r *Reconciler) baseWatches(rc *rendercontext.RenderContext) map[schema.GroupVersionKind]bool {
-	want := map[schema.GroupVersionKind]bool{}
+	// StorageClasses are built in (no CRD); templates read the default class.
+	want := map[schema.GroupVersionKind]bool{rendercontext.StorageClassGVK: true}
 	for _, gvk := range factGVKs {
 		if rc.CRDFor(gvk.GroupKind()) != nil && rc.KindAvailable(gvk) {
 			want[gvk] = true

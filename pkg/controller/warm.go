@@ -61,6 +61,8 @@ func (r *Reconciler) warm(ctx context.Context) {
 	for _, gvk := range r.kinds {
 		kinds[gvk] = rbac.Resource(gvk.Kind) + "." + gvk.Group
 	}
+	// Built-in fact kinds have no CRD to wait for.
+	_, _ = r.caches.forGVK(rendercontext.StorageClassGVK).GetInformer(ctx, unstructuredOf(rendercontext.StorageClassGVK), cache.BlockUntilSynced(false))
 	all := true
 	for gvk, crd := range kinds {
 		if !has[crd] {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -25,8 +26,11 @@ type watches struct {
 }
 
 // changed lets through what can change a verdict: spec (generation),
-// labels and annotations; status-only updates are ignored.
-var changed = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
+// labels and annotations; status-only updates are ignored. Kinds without a
+// generation (ConfigMaps, ServiceAccounts, RBAC bindings: no status either)
+// pass every update, or a change of their data would go unseen.
+var changed = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{},
+	predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool { return e.ObjectNew != nil && e.ObjectNew.GetGeneration() == 0 }})
 
 // sync makes the watched set equal to want.
 func (w *watches) sync(ctx context.Context, want map[schema.GroupVersionKind]bool) error {

@@ -29,7 +29,14 @@ func Resource(kind string) string {
 	if r, ok := irregular[kind]; ok {
 		return r
 	}
-	return strings.ToLower(kind) + "s"
+	k := strings.ToLower(kind)
+	switch {
+	case strings.HasSuffix(k, "s"):
+		return k + "es" // StorageClass: storageclasses
+	case strings.HasSuffix(k, "y") && !strings.ContainsAny(k[len(k)-2:len(k)-1], "aeiou"):
+		return k[:len(k)-1] + "ies" // NetworkPolicy: networkpolicies
+	}
+	return k + "s"
 }
 
 // static are the reads every reconcile needs and the writes for reporting.

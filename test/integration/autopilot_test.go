@@ -342,6 +342,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 
 	safetySpecs(ctx)
 	operabilitySpecs(ctx)
+	featureSpecs(ctx)
 	hcoLifecycleSpecs(ctx)
 	lateHCOSpecs(ctx)
 	faultSpecs(ctx)

@@ -1,0 +1,103 @@
+package integration
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
+)
+
+var infraGVK = schema.GroupVersionKind{Group: "config.openshift.io", Version: "v1", Kind: "Infrastructure"}
+
+// featureState is the state /debug/features and render --output features
+// show for a feature, from the running controller's caches.
+func featureState(name string) features.State {
+	ds, rc, err := rec.Preview(context.Background())
+	if err != nil {
+		return ""
+	}
+	for _, s := range features.Of(rec.Catalog(), rc, ds) {
+		if s.Name == name {
+			return s.State
+		}
+	}
+	return ""
+}
+
+// monitoringConfig reads config.yaml of the shared cluster monitoring config.
+func monitoringConfig() map[string]any {
+	cm := &corev1.ConfigMap{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: "openshift-monitoring", Name: "cluster-monitoring-config"}, cm); err != nil {
+		return nil
+	}
+	out := map[string]any{}
+	Expect(yaml.Unmarshal([]byte(cm.Data["config.yaml"]), &out)).To(Succeed())
+	return out
+}
+
+func featureSpecs(ctx context.Context) {
+	It("merges a feature's setting into a config it shares with an admin, keeps that config when the feature goes, and removes its own MachineConfigs", func() {
+		if vendorDir() == "" {
+			Skip("needs the vendor Infrastructure CRD (VENDOR_CRDS): the monitoring config is OpenShift's")
+		}
+		const ksm = "platform.kubevirt.io/enable-ksm-zero-only"
+		infra := newObj(infraGVK, "", "cluster")
+		infra.Object["spec"] = map[string]any{}
+		Expect(k8s.Create(ctx, infra)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, infra))).To(Succeed()) })
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName("openshift-monitoring")})).To(Succeed())
+		admin := &corev1.ConfigMap{ObjectMeta: metaName("cluster-monitoring-config")}
+		admin.Namespace = "openshift-monitoring"
+		admin.Data = map[string]string{"config.yaml": "prometheusK8s:\n  retention: 15d\n"}
+		Expect(k8s.Create(ctx, admin, client.FieldOwner("admin"))).To(Succeed())
+		Eventually(func() features.State { return featureState("ksm-zero-only") }).Should(Equal(features.Off))
+
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) { setAnnotation(u, ksm, "true") })
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", "90-worker-kubevirt-ksm") }).ShouldNot(BeNil())
+		Eventually(func() any {
+			return dig(monitoringConfig(), "nodeExporter", "collectors", "ksmd", "enabled")
+		}).Should(Equal(true))
+		Expect(dig(monitoringConfig(), "prometheusK8s", "retention")).To(Equal("15d"), "the admin's settings stay")
+		cm := &corev1.ConfigMap{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "openshift-monitoring", Name: "cluster-monitoring-config"}, cm)).To(Succeed())
+		Expect(cm.Annotations).To(HaveKeyWithValue(annotations.Shared, "true"))
+		Eventually(outcomeOf("ksm-node-exporter-collector")).Should(Equal(engine.Unchanged))
+		Eventually(func() features.State { return featureState("ksm-zero-only") }).Should(Equal(features.Active))
+
+		// The admin edits the config again: their change stays, the
+		// collector stays on, and the file is not rewritten by the autopilot.
+		cm.Data["config.yaml"] = "# ours\nprometheusK8s:\n  retention: 30d\nnodeExporter:\n  collectors:\n    ksmd:\n      enabled: true\n"
+		Expect(k8s.Update(ctx, cm, client.FieldOwner("admin"))).To(Succeed())
+		Expect(outcomeAt("ksm-node-exporter-collector", cm.ResourceVersion).Outcome).To(Equal(engine.Unchanged))
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "openshift-monitoring", Name: "cluster-monitoring-config"}, cm)).To(Succeed())
+		Expect(cm.Data["config.yaml"]).To(HavePrefix("# ours\n"), "byte for byte: comments kept")
+
+		// Off: the MachineConfigs go, the shared config stays as it is.
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) { setAnnotation(u, ksm, "") })
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", "90-worker-kubevirt-ksm") }).Should(BeNil())
+		Eventually(outcomeOf("ksm-node-exporter-collector")).Should(Equal(engine.Retained))
+		Expect(dig(monitoringConfig(), "prometheusK8s", "retention")).To(Equal("30d"))
+		Eventually(func() features.State { return featureState("ksm-zero-only") }).Should(Equal(features.Off))
+	})
+}
+
+func dig(m map[string]any, path ...string) any {
+	var v any = m
+	for _, p := range path {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mm[p]
+	}
+	return v
+}
