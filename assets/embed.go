@@ -5,7 +5,7 @@ import "embed"
 
 // FS holds metadata.yaml, every template it names and tombstones/.
 //
-//go:embed metadata.yaml hco machine-config descheduler kubelet node-health operators observability logging in-flight-operations tombstones
+//go:embed metadata.yaml hco machine-config descheduler kubelet node-health operators observability logging in-flight-operations kubevirt-metrics-exporter tombstones
 var FS embed.FS
 
 // CatalogPath is the catalog's path inside FS.

@@ -8,3 +8,7 @@ spec:
   monitoring:
     clusterHealthAnalyzer:
       enabled: true
+    # The console's Dashboards view of Perses dashboards: the autopilot's,
+    # the descheduler's and the metrics exporter's are PersesDashboards.
+    perses:
+      enabled: true

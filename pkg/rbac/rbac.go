@@ -22,7 +22,7 @@ import (
 // irregular maps kinds whose resource name is not lower-case kind + "s".
 // The conformance test checks every managed kind against a real API
 // server's REST mapping, so a missing entry fails CI, not a cluster.
-var irregular = map[string]string{}
+var irregular = map[string]string{"SecurityContextConstraints": "securitycontextconstraints"}
 
 // Resource returns the plural resource name of kind.
 func Resource(kind string) string {
@@ -66,7 +66,8 @@ func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) (
 		}
 	}
 	r := render.New(fsys)
-	bind := map[string][]string{} // roles resource -> role names
+	bind := map[string][]string{}     // roles resource -> role names
+	escalate := map[string][]string{} // the same, for roles it writes
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
 		u, err := r.Render(a.Path, &rendercontext.RenderContext{Namespace: "openshift-cnv", AssumeAllKinds: true}, a.Params, nil)
@@ -83,6 +84,11 @@ func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) (
 				return nil, fmt.Errorf("asset %s: a binding without roleRef", a.Name)
 			}
 			bind[Resource(kind)] = append(bind[Resource(kind)], ref)
+		}
+		if gk.Group == "rbac.authorization.k8s.io" && (gk.Kind == "ClusterRole" || gk.Kind == "Role") {
+			// Writing a role that grants what the autopilot does not hold
+			// needs escalate, on exactly the roles it ships.
+			escalate[Resource(gk.Kind)] = append(escalate[Resource(gk.Kind)], u.GetName())
 		}
 		add(gk, "get", "list", "watch", "patch")
 		if gk != rendercontext.HCOGVK.GroupKind() {
@@ -126,9 +132,14 @@ func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) (
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{gk.Group}, Resources: []string{Resource(gk.Kind)}, Verbs: vs})
 	}
 	for _, res := range []string{"clusterroles", "roles"} {
-		if names := bind[res]; len(names) > 0 {
-			sort.Strings(names)
-			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{res}, Verbs: []string{"bind"}, ResourceNames: slices.Compact(names)})
+		for _, v := range []struct {
+			verb  string
+			names []string
+		}{{"bind", bind[res]}, {"escalate", escalate[res]}} {
+			if len(v.names) > 0 {
+				sort.Strings(v.names)
+				rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{res}, Verbs: []string{v.verb}, ResourceNames: slices.Compact(v.names)})
+			}
 		}
 	}
 	return rules, nil

@@ -54,6 +54,10 @@ var vendorFiles = []string{
 	"remediation/storagebasedremediationconfigs.storage-based-remediation.medik8s.io.yaml",
 	"storage/cdi.kubevirt.io_storageprofiles.yaml",
 	"inflightoperations/ifo.kubevirt.io_operationrulesets.yaml",
+	"observability/perses.dev_persesdashboards.yaml",
+	"observability/perses.dev_persesdatasources.yaml",
+	"prometheus/monitoring.coreos.com_podmonitors.yaml",
+	"openshift/securitycontextconstraints-crd.yaml",
 }
 
 // HCO inputs: annotations and spec of the HyperConverged object.
@@ -98,6 +102,7 @@ var hcoInputs = []hcoInput{
 			"platform.kubevirt.io/enable-thp-tuning":                  "true",
 			"platform.kubevirt.io/enable-ksm-zero-only":               "true",
 			"platform.kubevirt.io/enable-vm-drain-shutdown-inhibitor": "true",
+			"platform.kubevirt.io/enable-kubevirt-metrics-exporter":   "true",
 		},
 	},
 	{
@@ -156,6 +161,8 @@ func TestVendorSchemaConformance(t *testing.T) {
 		}
 		t.Skip("VENDOR_CRDS is unset: set it to a folder of the vendors' real CRDs (CI: ../shared/crds) to prove every asset against them")
 	}
+	// The operand image, as OLM sets it from the bundle.
+	t.Setenv("RELATED_IMAGE_KUBEVIRT_METRICS_EXPORTER", "quay.io/kubevirt/kubevirt-metrics-exporter@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
 	hco, err := testenv.ReadVendorHCO(vendor)
 	if err != nil {
 		t.Fatal(err)

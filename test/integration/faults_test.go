@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -99,6 +100,10 @@ func faultSpecs(ctx context.Context) {
 	It("pauses an asset whose CRD is deleted, and starts it again when the CRD is re-created, writing once", func() {
 		const kdCRD = "kubedeschedulers.operator.openshift.io"
 		removeCRD(ctx, kdCRD)
+		// Wait until the reconciler has dropped the kind's watch, so the
+		// re-installed CRD really gets a fresh informer (a reconcile that
+		// only sees the CRD come back keeps the old one).
+		Eventually(func() []string { return rec.Health().Watched }).Should(Not(ContainElement(ContainSubstring("KubeDescheduler"))))
 		installCRD(ctx, deschedulerCRD("4-21"))
 		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "true") })
 		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Unchanged))
@@ -299,10 +304,14 @@ func unlistableSpecs(ctx context.Context) {
 		setRole(role)
 		// A fresh informer for the kind: its CRD comes back while listing is forbidden.
 		removeCRD(ctx, kdCRD)
+		// Wait until the reconciler has dropped the kind's watch, so the
+		// re-installed CRD really gets a fresh informer (a reconcile that
+		// only sees the CRD come back keeps the old one).
+		Eventually(func() []string { return rec.Health().Watched }).Should(Not(ContainElement(ContainSubstring("KubeDescheduler"))))
 		installCRD(ctx, deschedulerCRD("4-21"))
 		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "true") })
 
-		Eventually(func() string { return status("descheduler-loadaware").Reason }).WithTimeout(60 * time.Second).Should(ContainSubstring("could not be listed"))
+		Eventually(func() string { return status("descheduler-loadaware").Reason }).WithTimeout(60*time.Second).Should(ContainSubstring("could not be listed"), func() string { return fmt.Sprintf("%+v", status("descheduler-loadaware")) })
 		Expect(status("descheduler-loadaware").Outcome).To(Equal(engine.Failed))
 		Expect(rec.Health().Unsynced).To(ContainElement("KubeDescheduler.operator.openshift.io"))
 		// Everything else still converges, promptly.
