@@ -6,13 +6,11 @@
   asset observability/datasource.yaml.tpl; queries name no datasource and
   use the project's default.
 
-  Label names are those of docs/metrics.md with one exception, kept in
-  $objNs: the ServiceMonitor (config/prometheus) does not honor labels, so
-  Prometheus renames a metric's own `namespace` label (the object's) to
-  `exported_namespace`, and `namespace` is the autopilot's. Cluster-scoped
-  objects have neither exported_namespace nor an object namespace.
+  Label names are those of docs/metrics.md: the ServiceMonitor
+  (config/prometheus) honors the metrics' labels, so `namespace` is the
+  object's, not the autopilot pod's ($objNs keeps the name in one place).
 */ -}}
-{{- $objNs := "exported_namespace" -}}
+{{- $objNs := "namespace" -}}
 {{- /* Outcome groups (docs/metrics.md, virt_platform_autopilot_asset_outcome). */ -}}
 {{- $compliant := "Applied|Unchanged" -}}
 {{- $attention := "Failed|Invalid|Throttled|Conflict|MissingDependency" -}}

@@ -35,10 +35,21 @@ type Feature struct {
 	Switch string `json:"switch,omitempty"`
 	// Assets are other features' assets whose templates read Switch.
 	Assets []string `json:"assets,omitempty"`
+	// Needs names an object a person must create before the feature does
+	// anything (the fence template with BMC credentials): until it exists
+	// the feature is shown waiting for it. It must be one of its assets'
+	// reads, so it is watched.
+	Needs *Need `json:"needs,omitempty"`
 
 	// Members are the feature's assets in reconcile order: its own, then
 	// Assets (filled in by Parse).
 	Members []string `json:"-"`
+}
+
+// Need is an object the feature waits for, and what it is.
+type Need struct {
+	Object ObjectRef `json:"object"`
+	What   string    `json:"what"`
 }
 
 // SwitchAnnotation is the HCO annotation of the feature's switch ("" when
@@ -114,6 +125,9 @@ func (c *Catalog) linkFeatures() []string {
 		if len(f.Members) == 0 {
 			errs = append(errs, fmt.Sprintf("feature %q: no asset belongs to it", f.Name))
 		}
+		if f.Needs != nil && !readBy(c, f.Members, f.Needs.Object) {
+			errs = append(errs, fmt.Sprintf("feature %q: needs %s, which none of its assets declares under reads", f.Name, f.Needs.Object))
+		}
 	}
 	return errs
 }
@@ -125,6 +139,16 @@ func requires(a *Asset, key string) bool {
 	}
 	for _, c := range a.Conditions {
 		if c.Type == CondAnnotation && c.Key == key && c.Value != nil && *c.Value == "true" {
+			return true
+		}
+	}
+	return false
+}
+
+// readBy reports whether one of the named assets declares ref under reads.
+func readBy(c *Catalog, assets []string, ref ObjectRef) bool {
+	for _, n := range assets {
+		if a, ok := c.Get(n); ok && slices.Contains(a.Reads, ref) {
 			return true
 		}
 	}

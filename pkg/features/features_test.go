@@ -69,3 +69,47 @@ assets:
 		})
 	}
 }
+
+// A feature that needs an object a person creates (the fence template) is
+// waiting for it while it is absent, and active once it exists.
+func TestNeeds(t *testing.T) {
+	cat, err := catalog.Parse(nil, []byte(`
+features:
+  - name: f
+    description: d
+    maturity: tech-preview
+    switch: enable-f
+    needs:
+      object: {apiVersion: example.io/v1, kind: Template, namespace: ns, name: t}
+      what: the admin's template
+assets:
+  - {name: f1, feature: f, path: x, component: X, tier: 3, reconcile_order: 1, install: opt-in, disruption: none,
+     reads: [{apiVersion: example.io/v1, kind: Template, namespace: ns, name: t}],
+     conditions: [{type: annotation, key: platform.kubevirt.io/enable-f, value: "true"}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := rendercontext.KeyOf(cat.Assets[0].Reads[0])
+	a, _ := cat.Get("f1")
+	for _, tc := range []struct {
+		obj  *unstructured.Unstructured
+		want features.State
+	}{{nil, features.Waiting}, {&unstructured.Unstructured{Object: map[string]any{}}, features.Active}} {
+		hco := &unstructured.Unstructured{Object: map[string]any{}}
+		hco.SetAnnotations(map[string]string{"platform.kubevirt.io/enable-f": "true"})
+		rc := rendercontext.New(rendercontext.Facts{HCO: hco, Objects: map[rendercontext.ObjectKey]*unstructured.Unstructured{key: tc.obj}})
+		ss := features.Of(cat, rc, []engine.Decision{{Asset: a, Outcome: engine.Unchanged}})
+		if ss[0].State != tc.want {
+			t.Fatalf("object %v: state %s (%s), want %s", tc.obj != nil, ss[0].State, ss[0].Reason, tc.want)
+		}
+	}
+	if _, err := catalog.Parse(nil, []byte(`
+features:
+  - {name: f, description: d, maturity: ga, needs: {object: {apiVersion: v1, kind: ConfigMap, name: c}, what: w}}
+assets:
+  - {name: f1, feature: f, path: x, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}
+`)); err == nil {
+		t.Fatal("a need no asset reads must be refused: nothing would watch it")
+	}
+}

@@ -29,7 +29,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -249,9 +251,17 @@ func (b *bench) seed() {
 	hco.SetGroupVersionKind(rendercontext.HCOGVK)
 	hco.SetNamespace("openshift-cnv")
 	hco.SetName(rendercontext.HCOName)
+	// Every switch of the catalog on (the exporter with its image set).
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Setenv("RELATED_IMAGE_KUBEVIRT_METRICS_EXPORTER", "quay.io/kubevirt/kubevirt-metrics-exporter:bench")
 	ann := map[string]string{}
-	for _, s := range []string{"loadaware", "pci-passthrough", "usb-passthrough", "vfio-assignment", "higher-density", "aaq"} {
-		ann["platform.kubevirt.io/enable-"+s] = "true"
+	for _, f := range cat.Features {
+		if f.Switch != "" {
+			ann[f.SwitchAnnotation()] = "true"
+		}
 	}
 	hco.SetAnnotations(ann)
 	b.must(b.c.Create(b.ctx, hco))

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -301,6 +300,8 @@ func unlistableSpecs(ctx context.Context) {
 				return k8s.Update(ctx, live)
 			}).Should(Succeed())
 		}
+		// The running manager has finished a reconcile and watches the kind.
+		Eventually(func() []string { return rec.Health().Watched }).Should(ContainElement(ContainSubstring("KubeDescheduler")))
 		setRole(role)
 		// A fresh informer for the kind: its CRD comes back while listing is forbidden.
 		removeCRD(ctx, kdCRD)
@@ -311,7 +312,7 @@ func unlistableSpecs(ctx context.Context) {
 		installCRD(ctx, deschedulerCRD("4-21"))
 		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "true") })
 
-		Eventually(func() string { return status("descheduler-loadaware").Reason }).WithTimeout(60*time.Second).Should(ContainSubstring("could not be listed"), func() string { return fmt.Sprintf("%+v", status("descheduler-loadaware")) })
+		Eventually(func() string { return status("descheduler-loadaware").Reason }).WithTimeout(60 * time.Second).Should(ContainSubstring("could not be listed"))
 		Expect(status("descheduler-loadaware").Outcome).To(Equal(engine.Failed))
 		Expect(rec.Health().Unsynced).To(ContainElement("KubeDescheduler.operator.openshift.io"))
 		// Everything else still converges, promptly.
