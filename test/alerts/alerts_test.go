@@ -28,10 +28,23 @@ func TestAlertRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, ok := cat.Get("autopilot-alerts")
-	if !ok {
-		t.Fatal("asset autopilot-alerts missing")
+	n := 0
+	for i := range cat.Assets {
+		a := &cat.Assets[i]
+		if a.Component != "PrometheusRule" {
+			continue
+		}
+		n++
+		t.Run(a.Name, func(t *testing.T) { testRules(t, promtool, a) })
 	}
+	if n == 0 {
+		t.Fatal("no PrometheusRule asset in the catalog")
+	}
+}
+
+// testRules checks an asset's rules and runs its unit tests,
+// testdata/<asset>_test.yaml (required: every alert is tested).
+func testRules(t *testing.T, promtool string, a *catalog.Asset) {
 	u, err := render.New(assets.FS).Render(a.Path, &rendercontext.RenderContext{Namespace: "openshift-cnv"}, a.Params, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -44,9 +57,9 @@ func TestAlertRules(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), rules, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tests, err := os.ReadFile("testdata/alerts_test.yaml")
+	tests, err := os.ReadFile(filepath.Join("testdata", a.Name+"_test.yaml"))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("every alert has promtool unit tests: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "alerts_test.yaml"), tests, 0o600); err != nil {
 		t.Fatal(err)
