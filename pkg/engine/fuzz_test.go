@@ -4,7 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
 
@@ -16,10 +18,16 @@ func FuzzOptInAnnotations(f *testing.F) {
 	for _, s := range []string{"true", "false", "", "TRUE", "yes", "1", "true ", "\x00"} {
 		f.Add(s, "MachineConfig/*")
 	}
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, v, disabled string) {
 		hco := map[string]string{annotations.DisabledResources: disabled}
-		for _, sw := range []string{"enable-pci-passthrough", "enable-loadaware", "enable-higher-density", "enable-aaq", "enable-usb-passthrough"} {
-			hco[annotations.SwitchPrefix+sw] = v
+		for _, ft := range cat.Features {
+			if ft.Switch != "" {
+				hco[ft.SwitchAnnotation()] = v
+			}
 		}
 		ev, cat, rc := setup(t, hco)
 		for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview(rc)) {
