@@ -19,15 +19,24 @@
 {{- $raw := "" -}}
 {{- with .Live }}{{ $raw = dig "data" "config.yaml" "" . }}{{ end -}}
 {{- $cfg := fromYaml $raw -}}
-{{- $ne := get $cfg "nodeExporter" }}{{ if empty $ne }}{{ $ne = dict }}{{ end -}}
+{{- /* A key that is set must be a map (null counts as unset); ksmd.enabled
+  set to false is the admin's explicit choice: the render fails, naming it,
+  rather than override it (turn the switch off, or remove the setting). */ -}}
+{{- $ne := dict -}}
+{{- if and (hasKey $cfg "nodeExporter") (not (kindIs "invalid" (get $cfg "nodeExporter"))) }}{{ $ne = get $cfg "nodeExporter" }}{{ end -}}
 {{- if not (kindIs "map" $ne) }}{{ fail "cluster-monitoring-config: nodeExporter is not a map" }}{{ end -}}
-{{- $collectors := get $ne "collectors" }}{{ if empty $collectors }}{{ $collectors = dict }}{{ end -}}
+{{- $collectors := dict -}}
+{{- if and (hasKey $ne "collectors") (not (kindIs "invalid" (get $ne "collectors"))) }}{{ $collectors = get $ne "collectors" }}{{ end -}}
 {{- if not (kindIs "map" $collectors) }}{{ fail "cluster-monitoring-config: nodeExporter.collectors is not a map" }}{{ end -}}
-{{- $ksmd := get $collectors "ksmd" }}{{ if empty $ksmd }}{{ $ksmd = dict }}{{ end -}}
+{{- $ksmd := dict -}}
+{{- if and (hasKey $collectors "ksmd") (not (kindIs "invalid" (get $collectors "ksmd"))) }}{{ $ksmd = get $collectors "ksmd" }}{{ end -}}
 {{- if not (kindIs "map" $ksmd) }}{{ fail "cluster-monitoring-config: nodeExporter.collectors.ksmd is not a map" }}{{ end -}}
 {{- $enabled := get $ksmd "enabled" -}}
+{{- if and (hasKey $ksmd "enabled") (not (and (kindIs "bool" $enabled) $enabled)) -}}
+{{- fail "cluster-monitoring-config sets nodeExporter.collectors.ksmd.enabled to something other than true: an admin's choice the autopilot does not override (remove it, or turn enable-ksm-zero-only off)" -}}
+{{- end -}}
 {{- $out := $raw -}}
-{{- if not (and (kindIs "bool" $enabled) $enabled) -}}
+{{- if not (hasKey $ksmd "enabled") -}}
 {{- $_ := set $ksmd "enabled" true -}}
 {{- $_ := set $collectors "ksmd" $ksmd -}}
 {{- $_ := set $ne "collectors" $collectors -}}

@@ -18,6 +18,10 @@ const (
 	// Shared marks an object the autopilot merges into but does not own
 	// alone (a config another operator reads): never deleted.
 	Shared = "platform.kubevirt.io/shared"
+	// Adopted marks an object that existed before the autopilot first
+	// applied it (an admin's LokiStack, a Namespace): managed since, but
+	// not provably created by the autopilot, so never deleted.
+	Adopted = "platform.kubevirt.io/adopted"
 
 	// Patch on a managed object holds an RFC 6902 JSON patch applied to the
 	// rendered object before it is compared and applied.

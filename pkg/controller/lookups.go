@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -74,12 +75,16 @@ func (l *lookups) watch(ctx context.Context, c controller.Controller, h handler.
 		lk.mu.Lock()
 		switch want := served(k); {
 		case want && !lk.watched:
-			if err := c.Watch(source.Kind[client.Object](lk.cache, unstructuredOf(k.GVK), h, changed)); err != nil {
+			// Templates read looked-up objects' status too (a fence
+			// template's validation): every change counts.
+			if err := c.Watch(source.Kind[client.Object](lk.cache, unstructuredOf(k.GVK), h, predicate.ResourceVersionChangedPredicate{})); err != nil {
 				log.FromContext(ctx).Error(err, "cannot watch "+k.String(), "action", "retry")
 			} else {
 				lk.watched = true
 			}
-		case !want && lk.watched:
+		case !want:
+			// Also an informer a read started without a watch: a kind
+			// that is not served must not keep listing.
 			if err := lk.cache.RemoveInformer(ctx, unstructuredOf(k.GVK)); err == nil {
 				lk.watched = false
 				lk.gate.forget(k.GVK)

@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
 // watches starts and stops informers for managed kinds as their CRDs come
@@ -32,6 +34,17 @@ type watches struct {
 var changed = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{},
 	predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool { return e.ObjectNew != nil && e.ObjectNew.GetGeneration() == 0 }})
 
+// statusRead are kinds whose status templates read (a StorageProfile's
+// claimPropertySets): every change counts.
+var statusRead = map[schema.GroupVersionKind]bool{rendercontext.StorageProfileGVK: true}
+
+func predicateFor(gvk schema.GroupVersionKind) predicate.Predicate {
+	if statusRead[gvk] {
+		return predicate.ResourceVersionChangedPredicate{}
+	}
+	return changed
+}
+
 // sync makes the watched set equal to want.
 func (w *watches) sync(ctx context.Context, want map[schema.GroupVersionKind]bool) error {
 	w.mu.Lock()
@@ -40,7 +53,7 @@ func (w *watches) sync(ctx context.Context, want map[schema.GroupVersionKind]boo
 		if w.active[gvk] {
 			continue
 		}
-		if err := w.ctrl.Watch(source.Kind[client.Object](w.caches.forGVK(gvk), unstructuredOf(gvk), w.handler, changed)); err != nil {
+		if err := w.ctrl.Watch(source.Kind[client.Object](w.caches.forGVK(gvk), unstructuredOf(gvk), w.handler, predicateFor(gvk))); err != nil {
 			return err
 		}
 		w.active[gvk] = true

@@ -134,6 +134,21 @@ func (s *Server) features(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "evaluate: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
+	// What only a write can reveal (a rejected apply, a throttled fight, a
+	// namespace not there yet) is the controller's last outcome: an
+	// included asset that last failed makes its feature degraded here.
+	for i := range ds {
+		d := &ds[i]
+		if d.Outcome != engine.Included {
+			continue
+		}
+		if last, ok := s.Source.Status(d.Asset.Name); ok {
+			switch last.Outcome {
+			case engine.Failed, engine.Throttled, engine.MissingDependency, engine.Conflict:
+				d.Outcome, d.Reason = last.Outcome, last.Reason
+			}
+		}
+	}
 	write(w, r, features.Of(s.Source.Catalog(), rc, ds))
 }
 

@@ -43,7 +43,11 @@ func ActivationOf(rc *rendercontext.RenderContext, cat *catalog.Catalog) Activat
 		if as.Group != "" {
 			known[as.Group] = true
 		}
-		known[as.Feature] = true
+	}
+	members := map[string][]string{}
+	for _, f := range cat.Features {
+		known[f.Name] = true
+		members[f.Name] = f.Members
 	}
 	for _, e := range strings.Split(v, ",") {
 		e = strings.TrimSpace(e)
@@ -51,6 +55,11 @@ func ActivationOf(rc *rendercontext.RenderContext, cat *catalog.Catalog) Activat
 		case e == "":
 		case known[e]:
 			a.Only[e] = true
+			// A feature activates every asset it changes, also those it
+			// borrows (higher-density's switch is in the golden HCO).
+			for _, m := range members[e] {
+				a.Only[m] = true
+			}
 		default:
 			a.Unknown = append(a.Unknown, e)
 		}
@@ -71,7 +80,7 @@ func (a Activation) Allows(as *catalog.Asset) (bool, string) {
 		return true, ""
 	case a.Paused:
 		return false, fmt.Sprintf("paused: HCO annotation %s=%q", annotations.Autopilot, a.Value)
-	case a.Only[as.Name] || (as.Group != "" && a.Only[as.Group]) || a.Only[as.Feature]:
+	case a.Only[as.Name] || (as.Group != "" && a.Only[as.Group]):
 		return true, ""
 	}
 	return false, fmt.Sprintf("paused: not listed in HCO annotation %s=%q", annotations.Autopilot, a.Value)

@@ -57,6 +57,11 @@ func TestActivationSwitch(t *testing.T) {
 	if got["psi-enable-master"] != engine.Inactive {
 		t.Errorf("a group name activates the group's members (psi-enable-master belongs to descheduler-loadaware): %v", got["psi-enable-master"])
 	}
+	// A feature name activates its own assets and those it borrows.
+	got = plan("higher-density, numa", true)
+	if got["hco-golden-config"] != engine.Included || got["numa-worker"] == engine.Paused || got["psi-enable"] != engine.Paused {
+		t.Errorf("features activate their members only: golden %s, numa %s, psi %s", got["hco-golden-config"], got["numa-worker"], got["psi-enable"])
+	}
 	rc := rendercontext.New(rendercontext.Facts{HCO: func() *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{}}
 		u.SetAnnotations(map[string]string{"platform.kubevirt.io/autopilot": "psi-enable, nope"})

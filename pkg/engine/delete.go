@@ -46,6 +46,8 @@ func GuardFor(rc *rendercontext.RenderContext) Guard {
 //     managedFields (operators copy labels; managedFields are not copied);
 //   - it is not annotated mode: unmanaged;
 //   - it is not a shared object (annotated shared: "true");
+//   - it was not adopted (annotated adopted: "true": it existed before the
+//     autopilot's first apply);
 //   - it is not listed in the HCO's disabled-resources;
 //   - it is not already being deleted.
 //
@@ -68,6 +70,9 @@ func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
 	}
 	if live.GetAnnotations()[annotations.Shared] == "true" {
 		return false, "a shared object (the autopilot merged a setting into it): never deleted"
+	}
+	if live.GetAnnotations()[annotations.Adopted] == "true" {
+		return false, "adopted: it existed before the autopilot first applied it, so it is not provably the autopilot's"
 	}
 	if r, hit := g.Exclusions.Match(live.GetKind(), live.GetNamespace(), live.GetName()); hit {
 		return false, fmt.Sprintf("listed in HCO %s as %q", annotations.DisabledResources, r.String())

@@ -146,6 +146,18 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		}
 	}
 	stamp(desired, a)
+	if d.Live != nil {
+		if adopted(d.Live) {
+			// Once adopted, always: the annotation is ours to keep.
+			setAnnotation(desired, annotations.Adopted, "true")
+		}
+		if a.Shared {
+			// The merge was rendered from this copy: if someone changed the
+			// object since, the apply fails (409) and the next pass merges
+			// into their change instead of writing over it.
+			desired.SetResourceVersion(d.Live.GetResourceVersion())
+		}
+	}
 	d.Desired = desired
 	d.Outcome = Included
 	return d
@@ -202,6 +214,23 @@ func stamp(u *unstructured.Unstructured, a *catalog.Asset) {
 	if a.Shared {
 		ann[annotations.Shared] = "true"
 	}
+	u.SetAnnotations(ann)
+}
+
+// adopted reports whether live is an object the autopilot did not create:
+// found without its label (an admin's, or another operator's), or adopted
+// before.
+func adopted(live *unstructured.Unstructured) bool {
+	return live.GetAnnotations()[annotations.Adopted] == "true" ||
+		live.GetLabels()[annotations.ManagedByLabel] != annotations.ManagedByValue
+}
+
+func setAnnotation(u *unstructured.Unstructured, k, v string) {
+	ann := u.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[k] = v
 	u.SetAnnotations(ann)
 }
 

@@ -52,6 +52,9 @@ func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
 		"unmanaged": {mutate: func(u *unstructured.Unstructured) {
 			u.SetAnnotations(map[string]string{annotations.Mode: annotations.ModeUnmanaged})
 		}},
+		"adopted": {mutate: func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{annotations.Asset: "a", annotations.Adopted: "true"})
+		}},
 		"shared": {mutate: func(u *unstructured.Unstructured) {
 			u.SetAnnotations(map[string]string{annotations.Asset: "a", annotations.Shared: "true"})
 		}},

@@ -109,13 +109,13 @@ func state(f *catalog.Feature, rc *rendercontext.RenderContext, ds []*engine.Dec
 	if d := first(ds, engine.Paused); d != nil && all(ds, engine.Paused) {
 		return Paused, d.Reason
 	}
+	if d := first(ds, engine.Failed, engine.Invalid, engine.Conflict, engine.Throttled); d != nil {
+		return Degraded, d.Asset.Name + ": " + string(d.Outcome) + ": " + d.Reason
+	}
 	if n := f.Needs; n != nil {
 		if obj, err := rc.Lookup(n.Object.APIVersion, n.Object.Kind, n.Object.Namespace, n.Object.Name); err == nil && obj == nil {
 			return Waiting, "waiting for " + n.Object.String() + ": " + n.What
 		}
-	}
-	if d := first(ds, engine.Failed, engine.Invalid, engine.Conflict, engine.Throttled); d != nil {
-		return Degraded, d.Asset.Name + ": " + string(d.Outcome) + ": " + d.Reason
 	}
 	if d := first(ds, engine.MissingDependency); d != nil {
 		return Waiting, d.Asset.Name + ": " + d.Reason

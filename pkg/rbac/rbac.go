@@ -11,6 +11,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
@@ -52,22 +53,40 @@ var static = []rbacv1.PolicyRule{
 	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
 }
 
-// Rules returns the ClusterRole rules: per managed kind get/list/watch/patch,
-// create unless it is the HCO (the autopilot configures an HCO, it never
-// creates one), delete only for kinds with tombstones or opt-in assets.
+// Rules returns the ClusterRole rules, least privilege:
+//   - per managed kind get/list/watch (the label-filtered cache) and create
+//     unless it is the HCO (the autopilot configures an HCO, never creates
+//     one): verbs that cannot be scoped to names;
+//   - patch, and delete for opt-in assets that are not shared and for
+//     tombstones, only on the names the catalog renders;
+//   - the rules of every role the catalog ships, held by the autopilot
+//     itself, so it can write and bind those roles without escalate (which,
+//     with bind, would let it grant itself anything);
+//   - bind only on roles it references but does not ship (an operator's);
+//   - get/list/watch for declared reads and facts.
 func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) ([]rbacv1.PolicyRule, error) {
-	verbs := map[schema.GroupKind]map[string]bool{}
+	open := map[schema.GroupKind]map[string]bool{}      // unscoped verbs
+	named := map[schema.GroupKind]map[string][]string{} // verb -> names
 	add := func(gk schema.GroupKind, vs ...string) {
-		if verbs[gk] == nil {
-			verbs[gk] = map[string]bool{}
+		if open[gk] == nil {
+			open[gk] = map[string]bool{}
 		}
 		for _, v := range vs {
-			verbs[gk][v] = true
+			open[gk][v] = true
+		}
+	}
+	addNamed := func(gk schema.GroupKind, name string, vs ...string) {
+		if named[gk] == nil {
+			named[gk] = map[string][]string{}
+		}
+		for _, v := range vs {
+			named[gk][v] = append(named[gk][v], name)
 		}
 	}
 	r := render.New(fsys)
-	bind := map[string][]string{}     // roles resource -> role names
-	escalate := map[string][]string{} // the same, for roles it writes
+	shipped := map[string]bool{} // "clusterroles/name", "roles/name"
+	var bindRefs [][2]string     // resource, name
+	var held []rbacv1.PolicyRule // the shipped roles' rules
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
 		u, err := r.Render(a.Path, &rendercontext.RenderContext{Namespace: "openshift-cnv", AssumeAllKinds: true}, a.Params, nil)
@@ -75,27 +94,31 @@ func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) (
 			return nil, fmt.Errorf("asset %s: %w", a.Name, err)
 		}
 		gk := u.GroupVersionKind().GroupKind()
-		if gk.Group == "rbac.authorization.k8s.io" && (gk.Kind == "ClusterRoleBinding" || gk.Kind == "RoleBinding") {
-			// Binding a role the autopilot does not hold needs bind on that
-			// role, and on exactly those roles.
-			ref, _, _ := unstructured.NestedString(u.Object, "roleRef", "name")
-			kind, _, _ := unstructured.NestedString(u.Object, "roleRef", "kind")
-			if ref == "" || kind == "" {
-				return nil, fmt.Errorf("asset %s: a binding without roleRef", a.Name)
+		if gk.Group == "rbac.authorization.k8s.io" {
+			switch gk.Kind {
+			case "ClusterRoleBinding", "RoleBinding":
+				ref, _, _ := unstructured.NestedString(u.Object, "roleRef", "name")
+				kind, _, _ := unstructured.NestedString(u.Object, "roleRef", "kind")
+				if ref == "" || kind == "" {
+					return nil, fmt.Errorf("asset %s: a binding without roleRef", a.Name)
+				}
+				bindRefs = append(bindRefs, [2]string{Resource(kind), ref})
+			case "ClusterRole", "Role":
+				shipped[Resource(gk.Kind)+"/"+u.GetName()] = true
+				var role rbacv1.ClusterRole
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &role); err != nil {
+					return nil, fmt.Errorf("asset %s: %w", a.Name, err)
+				}
+				held = append(held, role.Rules...)
 			}
-			bind[Resource(kind)] = append(bind[Resource(kind)], ref)
 		}
-		if gk.Group == "rbac.authorization.k8s.io" && (gk.Kind == "ClusterRole" || gk.Kind == "Role") {
-			// Writing a role that grants what the autopilot does not hold
-			// needs escalate, on exactly the roles it ships.
-			escalate[Resource(gk.Kind)] = append(escalate[Resource(gk.Kind)], u.GetName())
-		}
-		add(gk, "get", "list", "watch", "patch")
+		add(gk, "get", "list", "watch")
 		if gk != rendercontext.HCOGVK.GroupKind() {
 			add(gk, "create")
 		}
+		addNamed(gk, u.GetName(), "patch")
 		if a.OptIn() && !a.Shared {
-			add(gk, "delete")
+			addNamed(gk, u.GetName(), "delete")
 		}
 		for _, rd := range a.Reads {
 			gv, err := schema.ParseGroupVersion(rd.APIVersion)
@@ -110,11 +133,17 @@ func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) (
 	add(rendercontext.StorageClassGVK.GroupKind(), "get", "list", "watch")
 	for _, t := range tombstones {
 		gk := t.Object.GroupVersionKind().GroupKind()
-		add(gk, "get", "list", "watch", "delete")
+		add(gk, "get", "list", "watch")
+		addNamed(gk, t.Object.GetName(), "delete")
 	}
-	gks := make([]schema.GroupKind, 0, len(verbs))
-	for gk := range verbs {
+	gks := make([]schema.GroupKind, 0, len(open))
+	for gk := range open {
 		gks = append(gks, gk)
+	}
+	for gk := range named {
+		if open[gk] == nil {
+			gks = append(gks, gk)
+		}
 	}
 	sort.Slice(gks, func(i, j int) bool {
 		if gks[i].Group != gks[j].Group {
@@ -124,23 +153,36 @@ func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) (
 	})
 	rules := append([]rbacv1.PolicyRule{}, static...)
 	for _, gk := range gks {
-		vs := make([]string, 0, len(verbs[gk]))
-		for v := range verbs[gk] {
-			vs = append(vs, v)
+		res := []string{Resource(gk.Kind)}
+		if vs := sortedKeys(open[gk]); len(vs) > 0 {
+			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{gk.Group}, Resources: res, Verbs: vs})
 		}
-		sort.Strings(vs)
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{gk.Group}, Resources: []string{Resource(gk.Kind)}, Verbs: vs})
+		for _, v := range sortedKeys(named[gk]) {
+			names := append([]string(nil), named[gk][v]...)
+			sort.Strings(names)
+			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{gk.Group}, Resources: res, Verbs: []string{v}, ResourceNames: slices.Compact(names)})
+		}
+	}
+	bind := map[string][]string{}
+	for _, b := range bindRefs {
+		if !shipped[b[0]+"/"+b[1]] {
+			bind[b[0]] = append(bind[b[0]], b[1])
+		}
 	}
 	for _, res := range []string{"clusterroles", "roles"} {
-		for _, v := range []struct {
-			verb  string
-			names []string
-		}{{"bind", bind[res]}, {"escalate", escalate[res]}} {
-			if len(v.names) > 0 {
-				sort.Strings(v.names)
-				rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{res}, Verbs: []string{v.verb}, ResourceNames: slices.Compact(v.names)})
-			}
+		if names := bind[res]; len(names) > 0 {
+			sort.Strings(names)
+			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{res}, Verbs: []string{"bind"}, ResourceNames: slices.Compact(names)})
 		}
 	}
-	return rules, nil
+	return append(rules, held...), nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

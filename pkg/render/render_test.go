@@ -10,6 +10,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
@@ -175,5 +176,80 @@ func TestDeschedulerKeepsCompatibleProfiles(t *testing.T) {
 	want := []string{"SoftTopologyAndDuplicates", "AffinityAndTaints", "KubeVirtRelieveAndMigrate"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("profiles = %v, want %v", got, want)
+	}
+}
+
+// The shared cluster monitoring config: only nodeExporter.collectors.ksmd
+// is the autopilot's; everything else an admin wrote is kept, byte for byte
+// when nothing needs to change; an unreadable config or an explicit
+// "enabled: false" fails the render (and a failed render writes nothing).
+func TestClusterMonitoringConfigMerge(t *testing.T) {
+	r := render.New(assets.FS)
+	const path = "observability/cluster-monitoring-config.yaml.tpl"
+	rc := &rendercontext.RenderContext{Namespace: "openshift-cnv"}
+	live := func(cfg string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"config.yaml": cfg}}}
+	}
+	parse := func(u *unstructured.Unstructured) map[string]any {
+		s, _, _ := unstructured.NestedString(u.Object, "data", "config.yaml")
+		out := map[string]any{}
+		if err := yaml.Unmarshal([]byte(s), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	enabled := func(m map[string]any) any {
+		v, _, _ := unstructured.NestedFieldNoCopy(m, "nodeExporter", "collectors", "ksmd", "enabled")
+		return v
+	}
+	for _, in := range []*unstructured.Unstructured{nil, live(""), live("null\n")} {
+		u, err := r.Render(path, rc, nil, in)
+		if err != nil || enabled(parse(u)) != true {
+			t.Fatalf("no config: %v %v", err, u)
+		}
+	}
+	u, err := r.Render(path, rc, nil, live("# mine\nprometheusK8s:\n  retention: 15d\n  retentionSize: 1000000\nnodeExporter:\n  collectors:\n    netclass: {enabled: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := parse(u)
+	if enabled(got) != true || got["prometheusK8s"].(map[string]any)["retention"] != "15d" {
+		t.Fatalf("merge lost something: %v", got)
+	}
+	s, _, _ := unstructured.NestedString(u.Object, "data", "config.yaml")
+	if !strings.Contains(s, "retentionSize: 1000000") || !strings.Contains(s, "netclass") {
+		t.Fatalf("numbers or siblings changed:\n%s", s)
+	}
+	const on = "# keep me\nnodeExporter:\n  collectors:\n    ksmd:\n      enabled: true\n"
+	u, err = r.Render(path, rc, nil, live(on))
+	if s, _, _ := unstructured.NestedString(u.Object, "data", "config.yaml"); err != nil || s != on {
+		t.Fatalf("already on must be kept byte for byte: %v %q", err, s)
+	}
+	for _, bad := range []string{"nodeExporter: [", "nodeExporter: false\n", "nodeExporter:\n  collectors:\n    ksmd:\n      enabled: false\n", "nodeExporter:\n  collectors: 3\n"} {
+		if _, err := r.Render(path, rc, nil, live(bad)); err == nil {
+			t.Errorf("config %q must fail the render", bad)
+		}
+	}
+}
+
+// A shared object is someone else's too: its template must merge into the
+// live object, never render it from scratch.
+func TestSharedAssetsMergeIntoLive(t *testing.T) {
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := render.New(assets.FS)
+	n := 0
+	for _, a := range cat.Assets {
+		if a.Shared {
+			n++
+			if !r.UsesLive(a.Path) {
+				t.Errorf("shared asset %s: its template never reads .Live", a.Name)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no shared asset in the catalog")
 	}
 }
