@@ -32,6 +32,9 @@ type lookup struct {
 
 	mu      sync.Mutex
 	watched bool
+	// started: a read created the informer (removing one that was never
+	// started would cost a discovery request on every reconcile).
+	started bool
 }
 
 func newLookups(mgr manager.Manager, keys []rendercontext.ObjectKey, gate func() *syncGate) (*lookups, error) {
@@ -62,6 +65,9 @@ func (l *lookups) get(ctx context.Context, k rendercontext.ObjectKey, obj client
 	if lk == nil {
 		return false, nil
 	}
+	lk.mu.Lock()
+	lk.started = true
+	lk.mu.Unlock()
 	if err := lk.gate.wait(ctx, lk.cache, obj); err != nil {
 		return true, err
 	}
@@ -82,11 +88,11 @@ func (l *lookups) watch(ctx context.Context, c controller.Controller, h handler.
 			} else {
 				lk.watched = true
 			}
-		case !want:
+		case !want && (lk.watched || lk.started):
 			// Also an informer a read started without a watch: a kind
 			// that is not served must not keep listing.
 			if err := lk.cache.RemoveInformer(ctx, unstructuredOf(k.GVK)); err == nil {
-				lk.watched = false
+				lk.watched, lk.started = false, false
 				lk.gate.forget(k.GVK)
 			}
 		}

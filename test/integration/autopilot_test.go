@@ -242,7 +242,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Inactive))
 	})
 
-	It("honours the opt-out of an object it did not create (a cache miss is not an absence), and adopts it when the opt-out goes", func() {
+	It("honours the opt-out of an object it did not create (a cache miss is not an absence), adopts it when the opt-out goes, and never deletes it", func() {
 		pre := newObj(kdGVK, deschedulerNamespace, "cluster")
 		pre.SetAnnotations(map[string]string{annotations.Mode: annotations.ModeUnmanaged})
 		Expect(unstructured.SetNestedStringSlice(pre.Object, []string{"AffinityAndTaints"}, "spec", "profiles")).To(Succeed())
@@ -267,10 +267,18 @@ var _ = Describe("Autopilot", Ordered, func() {
 		}).Should(Equal([]any{"AffinityAndTaints", "KubeVirtRelieveAndMigrate"}))
 		Expect(get(kdGVK, deschedulerNamespace, "cluster").GetLabels()).To(HaveKeyWithValue(annotations.ManagedByLabel, annotations.ManagedByValue))
 
-		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+		Expect(get(kdGVK, deschedulerNamespace, "cluster").GetAnnotations()).To(HaveKeyWithValue(annotations.Adopted, "true"))
+
+		// Turned off: an adopted object is not provably the autopilot's
+		// creation, so it stays (the admin's again, no longer written).
+		rv = update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
 			setAnnotation(u, loadAware, "")
 		})
-		Eventually(func() *unstructured.Unstructured { return get(kdGVK, deschedulerNamespace, "cluster") }).Should(BeNil())
+		Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+		Expect(status("descheduler-loadaware").Outcome).To(Equal(engine.Inactive))
+		Expect(status("descheduler-loadaware").Reason).To(ContainSubstring("adopted"))
+		Expect(get(kdGVK, deschedulerNamespace, "cluster")).NotTo(BeNil())
+		Expect(k8s.Delete(ctx, get(kdGVK, deschedulerNamespace, "cluster"))).To(Succeed())
 	})
 
 	It("deletes a tombstoned object only when it is provably the autopilot's", func() {
