@@ -28,7 +28,7 @@ func Render(args []string, stdout, stderr io.Writer) int {
 }
 
 type renderOptions struct {
-	hcoFile, nodesFile, kubeconfig, namespace, output string
+	hcoFile, nodesFile, objectsFile, kubeconfig, namespace, output string
 	// activation, when set, stands in for the HCO's platform.kubevirt.io/autopilot.
 	activation   *string
 	crds, assets []string
@@ -67,7 +67,7 @@ invalid decisions are named on stderr).`,
 					}
 				}
 			} else {
-				for _, offline := range []string{"nodes-file", "crds"} {
+				for _, offline := range []string{"nodes-file", "crds", "objects-file"} {
 					if f.Changed(offline) {
 						return &exitError{ExitError, fmt.Errorf("--%s is an offline fact: use it with --hco-file (a cluster supplies its own)", offline)}
 					}
@@ -84,6 +84,7 @@ invalid decisions are named on stderr).`,
 	f.StringVar(&o.hcoFile, "hco-file", "", "render offline from this HyperConverged YAML (no cluster needed)")
 	f.StringVar(&o.nodesFile, "nodes-file", "", "offline: Nodes (a List or YAML documents) for hardware and topology facts")
 	f.StringSliceVar(&o.crds, "crds", nil, "offline: CRD file or folder (repeatable); without it every kind counts as installed")
+	f.StringVar(&o.objectsFile, "objects-file", "", "offline: StorageProfiles, StorageClasses, the Infrastructure and objects assets read (a List or YAML documents); without it they are absent")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "read the HCO and cluster facts from this cluster (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)")
 	f.StringVarP(&o.namespace, "namespace", "n", "openshift-cnv", "live: namespace of the HyperConverged object")
 	f.StringVarP(&o.output, "output", "o", "yaml", "yaml, json, status, features (one line per feature: maturity, switch, state, assets), or diff (live only; exit 1 when something would change)")
@@ -132,7 +133,7 @@ func runRender(o renderOptions, stdout, stderr io.Writer) error {
 		if o.output == "diff" {
 			return &exitError{ExitError, fmt.Errorf("--output diff compares with a live cluster: use --kubeconfig instead of --hco-file")}
 		}
-		facts, assumeAll, err := preview.LoadFacts(preview.Files{HCO: o.hcoFile, Nodes: o.nodesFile, CRDs: o.crds})
+		facts, assumeAll, err := preview.LoadFacts(preview.Files{HCO: o.hcoFile, Nodes: o.nodesFile, CRDs: o.crds, Objects: o.objectsFile, Reads: rendercontext.Reads(cat)})
 		if err != nil {
 			return &exitError{ExitError, err}
 		}

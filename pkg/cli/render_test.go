@@ -195,3 +195,83 @@ func TestRenderEmptyNodeList(t *testing.T) {
 		run(t, ExitOK, "--hco-file", hco, "--nodes-file", write(t, dir, "n.yaml", empty), "-o", "status")
 	}
 }
+
+const featuresHCO = `apiVersion: hco.kubevirt.io/v1
+kind: HyperConverged
+metadata:
+  name: kubevirt-hyperconverged
+  namespace: openshift-cnv
+  annotations:
+    platform.kubevirt.io/enable-node-remediation: "true"
+    platform.kubevirt.io/enable-sbr-detection: "true"
+    platform.kubevirt.io/enable-logging: "true"
+    platform.kubevirt.io/enable-kubevirt-metrics-exporter: "true"
+spec: {}
+`
+
+const clusterObjects = `apiVersion: config.openshift.io/v1
+kind: Infrastructure
+metadata: {name: cluster}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: x
+---
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: StorageProfile
+metadata: {name: nfs}
+status:
+  storageClass: nfs
+  claimPropertySets: [{accessModes: [ReadWriteMany], volumeMode: Filesystem}]
+---
+apiVersion: fence-agents-remediation.medik8s.io/v1alpha1
+kind: FenceAgentsRemediationTemplate
+metadata: {name: fenceagentsremediationtemplate-default, namespace: openshift-workload-availability}
+spec: {template: {spec: {agent: fence_ipmilan}}}
+`
+
+// The features view offline: without cluster objects the features that
+// need them wait (with the reason); --objects-file supplies them, as a
+// cluster would, and the same features are active.
+func TestOfflineFeatures(t *testing.T) {
+	dir := t.TempDir()
+	hco := write(t, dir, "hco.yaml", featuresHCO)
+	state := func(out, feature string) string {
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) > 3 && f[0] == feature {
+				return f[3]
+			}
+		}
+		return ""
+	}
+	out := run(t, 0, "--hco-file", hco, "--output", "features")
+	for f, want := range map[string]string{"node-remediation": "waiting", "sbr-detection": "waiting", "logging": "not-applicable", "kubevirt-metrics-exporter": "waiting", "aaq": "off"} {
+		if got := state(out, f); got != want {
+			t.Errorf("without objects: %s is %q, want %q\n%s", f, got, want, out)
+		}
+	}
+	if !strings.Contains(out, "RELATED_IMAGE_KUBEVIRT_METRICS_EXPORTER") || !strings.Contains(out, "FenceAgentsRemediationTemplate") {
+		t.Errorf("a waiting feature says what it waits for:\n%s", out)
+	}
+	objs := write(t, dir, "objects.yaml", clusterObjects)
+	t.Setenv("RELATED_IMAGE_KUBEVIRT_METRICS_EXPORTER", "quay.io/x/exporter:1")
+	out = run(t, 0, "--hco-file", hco, "--objects-file", objs, "--output", "features")
+	for _, f := range []string{"node-remediation", "sbr-detection", "logging", "kubevirt-metrics-exporter"} {
+		if got := state(out, f); got != "active" {
+			t.Errorf("with objects: %s is %q, want active\n%s", f, got, out)
+		}
+	}
+	y := run(t, 0, "--hco-file", hco, "--objects-file", objs, "--asset", "node-health-check", "--asset", "sbr-detect-only", "--asset", "logging-lokistack", "--output", "yaml")
+	for _, want := range []string{"escalatingRemediations", "sharedStorageClass: nfs", "storageClassName: standard"} {
+		if !strings.Contains(y, want) {
+			t.Errorf("rendered from the objects: missing %q\n%s", want, y)
+		}
+	}
+	bad := write(t, dir, "bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: y}\n")
+	if out := run(t, 2, "--hco-file", hco, "--objects-file", bad); !strings.Contains(out, "neither a fact") {
+		t.Errorf("an object nothing reads is an error: %s", out)
+	}
+}

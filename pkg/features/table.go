@@ -3,15 +3,18 @@ package features
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
 
 // WriteTable writes one line per feature (FEATURE, MATURITY, SWITCH,
-// STATE, ASSETS with their disruption, REASON), then a summary by state.
+// STATE, the number of ASSETS, the pools a write would REBOOT, REASON),
+// then a summary by state. The assets themselves are in the JSON form
+// (/debug/features) and in render --output status.
 func WriteTable(w io.Writer, ss []Status) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "FEATURE\tMATURITY\tSWITCH\tSTATE\tASSETS\tREASON")
+	fmt.Fprintln(tw, "FEATURE\tMATURITY\tSWITCH\tSTATE\tASSETS\tREBOOTS\tREASON")
 	count := map[State]int{}
 	for _, s := range ss {
 		count[s.State]++
@@ -19,19 +22,21 @@ func WriteTable(w io.Writer, ss []Status) error {
 		if s.Switch != "" {
 			sw = s.Switch
 		}
-		assets := make([]string, 0, len(s.Assets))
+		var pools []string
 		for _, a := range s.Assets {
-			entry := a.Name
-			if a.Disruption != "none" && a.Disruption != "" {
-				entry += " (" + a.Disruption + ")"
+			if p, ok := strings.CutPrefix(a.Disruption, "reboots pool "); ok && !slices.Contains(pools, p) {
+				pools = append(pools, p)
 			}
-			assets = append(assets, entry)
+		}
+		reboots := "-"
+		if len(pools) > 0 {
+			reboots = "pool " + strings.Join(pools, ", ")
 		}
 		reason := s.Reason
 		if reason == "" {
 			reason = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Maturity, sw, s.State, strings.Join(assets, ", "), reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", s.Name, s.Maturity, sw, s.State, len(s.Assets), reboots, reason)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

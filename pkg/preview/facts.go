@@ -27,6 +27,11 @@ type Files struct {
 	HCO   string   // the HyperConverged object (required)
 	Nodes string   // Nodes (a List or YAML documents), optional
 	CRDs  []string // CRD files or folders, optional; without them every kind counts as installed
+	// Objects are other cluster objects, optional: StorageProfiles,
+	// StorageClasses, an Infrastructure, and the objects assets read
+	// (Reads: anything else is an error, it would be ignored).
+	Objects string
+	Reads   []rendercontext.ObjectKey
 	// Namespace overrides the HCO's namespace when set.
 	Namespace string
 }
@@ -102,7 +107,48 @@ func LoadFacts(f Files) (rendercontext.Facts, bool, error) {
 			return facts, false, fmt.Errorf("--crds %s: holds no CustomResourceDefinition (e.g. kubectl get crd -o yaml > crds.yaml)", p)
 		}
 	}
+	// Operand images as the controller reads them: from the environment.
+	facts.Images = rendercontext.ImagesFromEnv(os.Environ())
+	if err := loadObjects(&facts, f); err != nil {
+		return facts, false, err
+	}
 	return facts, len(f.CRDs) == 0, nil
+}
+
+// loadObjects reads --objects-file: the facts and looked-up objects a
+// cluster would offer. Every declared read not in the file is absent, as
+// on a cluster without it.
+func loadObjects(facts *rendercontext.Facts, f Files) error {
+	if f.Objects == "" {
+		return nil
+	}
+	facts.Objects = map[rendercontext.ObjectKey]*unstructured.Unstructured{}
+	declared := map[rendercontext.ObjectKey]bool{}
+	for _, k := range f.Reads {
+		facts.Objects[k] = nil
+		declared[k] = true
+	}
+	docs, err := readDocs(f.Objects)
+	if err != nil {
+		return fmt.Errorf("--objects-file: %w", err)
+	}
+	for _, u := range docs {
+		gvk := u.GroupVersionKind()
+		k := rendercontext.ObjectKey{GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName()}
+		switch {
+		case gvk == rendercontext.StorageProfileGVK:
+			facts.StorageProfiles = append(facts.StorageProfiles, u)
+		case gvk == rendercontext.StorageClassGVK:
+			facts.StorageClasses = append(facts.StorageClasses, u)
+		case gvk == rendercontext.InfrastructureGVK && u.GetName() == "cluster":
+			facts.Infrastructure = u
+		case declared[k]:
+			facts.Objects[k] = u
+		default:
+			return fmt.Errorf("--objects-file %s: %s %s is neither a fact (StorageProfile, StorageClass, Infrastructure cluster) nor an object an asset reads", f.Objects, gvk.Kind, k)
+		}
+	}
+	return nil
 }
 
 func yamlFiles(p string) ([]string, error) {
