@@ -9,6 +9,7 @@ package render
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -40,11 +41,23 @@ type Renderer struct {
 	fsys  fs.FS
 	mu    sync.Mutex
 	cache map[string]*template.Template
+	// clones are per-template pools of clones: each render binds its own
+	// context functions to one, and a clone is reused, not made anew.
+	clones map[string]*sync.Pool
+	// decoded remembers the object each rendered output decoded to: in
+	// steady state a template renders the same bytes every reconcile, and
+	// parsing them again was most of a render's cost.
+	decoded map[[sha256.Size]byte]*unstructured.Unstructured
 }
+
+// maxDecoded bounds the decode memo; it is dropped whole when full (a
+// reconcile renders each asset once, so a full memo means inputs churn).
+const maxDecoded = 1024
 
 // New returns a Renderer reading templates from fsys.
 func New(fsys fs.FS) *Renderer {
-	return &Renderer{fsys: fsys, cache: map[string]*template.Template{}}
+	return &Renderer{fsys: fsys, cache: map[string]*template.Template{}, clones: map[string]*sync.Pool{},
+		decoded: map[[sha256.Size]byte]*unstructured.Unstructured{}}
 }
 
 // Data is what a template sees.
@@ -74,15 +87,13 @@ func (r *Renderer) UsesLive(path string) bool {
 // Render renders the template at path into one object. live is the
 // object's current state, or nil.
 func (r *Renderer) Render(path string, rc *rendercontext.RenderContext, params map[string]string, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	tpl, err := r.template(path)
+	t, pool, err := r.clone(path)
 	if err != nil {
 		return nil, err
 	}
-	// Clone so the per-render CRD functions never race another render.
-	t, err := tpl.Clone()
-	if err != nil {
-		return nil, err
-	}
+	defer pool.Put(t)
+	// A clone of its own, so the per-render context functions never race
+	// another render.
 	t.Funcs(contextFuncs(rc))
 	hco := rc.HCO
 	if hco == nil {
@@ -103,7 +114,54 @@ func (r *Renderer) Render(path string, rc *rendercontext.RenderContext, params m
 	if err := t.Execute(&buf, data); err != nil {
 		return nil, fmt.Errorf("render %s: %w", path, err)
 	}
-	return decodeOne(path, buf.Bytes())
+	return r.decode(path, buf.Bytes())
+}
+
+// clone returns a clone of the template at path from its pool.
+func (r *Renderer) clone(path string) (*template.Template, *sync.Pool, error) {
+	tpl, err := r.template(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.mu.Lock()
+	pool := r.clones[path]
+	if pool == nil {
+		pool = &sync.Pool{}
+		r.clones[path] = pool
+	}
+	r.mu.Unlock()
+	if t, ok := pool.Get().(*template.Template); ok {
+		return t, pool, nil
+	}
+	t, err := tpl.Clone()
+	return t, pool, err
+}
+
+// decode decodes out, or returns a copy of what the same bytes decoded to.
+func (r *Renderer) decode(path string, out []byte) (*unstructured.Unstructured, error) {
+	h := sha256.New()
+	h.Write([]byte(path))
+	h.Write([]byte{0})
+	h.Write(out)
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	r.mu.Lock()
+	u, ok := r.decoded[key]
+	r.mu.Unlock()
+	if ok {
+		return u.DeepCopy(), nil
+	}
+	u, err := decodeOne(path, out)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if len(r.decoded) >= maxDecoded {
+		clear(r.decoded)
+	}
+	r.decoded[key] = u.DeepCopy()
+	r.mu.Unlock()
+	return u, nil
 }
 
 func (r *Renderer) template(path string) (*template.Template, error) {

@@ -1,10 +1,12 @@
 package render_test
 
 import (
+	"fmt"
 	"io/fs"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
@@ -252,4 +254,31 @@ func TestSharedAssetsMergeIntoLive(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no shared asset in the catalog")
 	}
+}
+
+// Renders run concurrently (the reconcile and the debug endpoints share a
+// Renderer): each sees its own context, through pooled clones and the
+// decode memo, and callers may change what they get back.
+func TestConcurrentRenders(t *testing.T) {
+	r := render.New(assets.FS)
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			ns := fmt.Sprintf("ns-%d", i%3)
+			for j := 0; j < 20; j++ {
+				u, err := r.Render("observability/alerts.yaml.tpl", &rendercontext.RenderContext{Namespace: ns}, nil, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if u.GetNamespace() != ns {
+					t.Errorf("rendered for %s, got %s", ns, u.GetNamespace())
+				}
+				u.SetNamespace("changed") // must not leak into the memo
+			}
+		}(i)
+	}
+	wg.Wait()
 }
