@@ -2,10 +2,13 @@ package integration
 
 import (
 	"context"
+	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,6 +48,48 @@ func monitoringConfig() map[string]any {
 }
 
 func featureSpecs(ctx context.Context) {
+	It("reads another operator's object through a watch of that one object: the descheduler's utilization metric follows its recording rules, at no request in steady state", func() {
+		if vendorDir() == "" {
+			Skip("needs the vendor PrometheusRule CRD (VENDOR_CRDS)")
+		}
+		const k3 = "descheduler:node:linear_amplified_ideal_point_positive_distance:k3:avg1m"
+		const combined = "descheduler:combined_utilization_and_pressure:avg1m"
+		if apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Name: "kubedeschedulers.operator.openshift.io"}, &apiextensionsv1.CustomResourceDefinition{})) {
+			installCRD(ctx, deschedulerCRD("4-21")) // when run on its own
+		}
+		prCRD := readCRD(filepath.Join(vendorDir(), "prometheus", "monitoring.coreos.com_prometheusrules.yaml"))
+		installCRD(ctx, prCRD)
+		DeferCleanup(func() { removeCRD(ctx, prCRD.Name) })
+		rules := deschedulerRules(combined, k3)
+		Expect(k8s.Create(ctx, rules, client.FieldOwner("descheduler-operator"))).To(Succeed())
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "true") })
+		DeferCleanup(func() {
+			update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "") })
+			Eventually(func() *unstructured.Unstructured { return get(kdGVK, deschedulerNamespace, "cluster") }).Should(BeNil())
+		})
+		profile := func() any {
+			kd := get(kdGVK, deschedulerNamespace, "cluster")
+			if kd == nil {
+				return nil
+			}
+			return dig(kd.Object, "spec", "profileCustomizations", "devActualUtilizationProfile")
+		}
+		Eventually(profile).Should(Equal("PrometheusCPUMemoryCombinedProfile"))
+
+		// The operator's rules change (an older build): the watch on that
+		// one object brings the change, no resync needed.
+		update(rules.GroupVersionKind(), deschedulerNamespace, "descheduler-rules", "descheduler-operator", func(u *unstructured.Unstructured) {
+			u.Object["spec"] = deschedulerRules(combined).Object["spec"]
+		})
+		Eventually(profile).Should(Equal("PrometheusCPUCombined"))
+		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Unchanged))
+
+		mark := requests.mark()
+		rv := poke()
+		Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+		Expect(requests.since(mark)).To(BeEmpty(), "the looked-up object is read from its watch, not the API server")
+	})
+
 	It("merges a feature's setting into a config it shares with an admin, keeps that config when the feature goes, and removes its own MachineConfigs", func() {
 		if vendorDir() == "" {
 			Skip("needs the vendor Infrastructure CRD (VENDOR_CRDS): the monitoring config is OpenShift's")
@@ -88,6 +133,16 @@ func featureSpecs(ctx context.Context) {
 		Expect(dig(monitoringConfig(), "prometheusK8s", "retention")).To(Equal("30d"))
 		Eventually(func() features.State { return featureState("ksm-zero-only") }).Should(Equal(features.Off))
 	})
+}
+
+func deschedulerRules(records ...string) *unstructured.Unstructured {
+	u := newObj(schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PrometheusRule"}, deschedulerNamespace, "descheduler-rules")
+	rules := []any{}
+	for _, r := range records {
+		rules = append(rules, map[string]any{"record": r, "expr": "vector(1)"})
+	}
+	u.Object["spec"] = map[string]any{"groups": []any{map[string]any{"name": "descheduler", "rules": rules}}}
+	return u
 }
 
 func dig(m map[string]any, path ...string) any {

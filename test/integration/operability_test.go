@@ -26,6 +26,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
@@ -62,6 +63,20 @@ func operabilitySpecs(ctx context.Context) {
 			Expect(v.Last).NotTo(BeNil(), "debug shows the controller's last outcome for %s", v.Asset)
 		}
 		sameAsController(fromDebug, "debug endpoint")
+
+		// The features view: /debug/features and render --output features
+		// say the same about every feature.
+		req = httptest.NewRequest(http.MethodGet, "/debug/features?format=json", nil)
+		w = httptest.NewRecorder()
+		(&debug.Server{Source: rec}).Handler().ServeHTTP(w, req)
+		Expect(w.Code).To(Equal(http.StatusOK))
+		var fromEndpoint []features.Status
+		Expect(json.Unmarshal(w.Body.Bytes(), &fromEndpoint)).To(Succeed())
+		Expect(fromEndpoint).To(HaveLen(len(rec.Catalog().Features)))
+		table := runCLI(0, "--kubeconfig", writeKubeconfig(dir), "--namespace", hcoNamespace, "--output", "features")
+		for _, f := range fromEndpoint {
+			Expect(table).To(MatchRegexp(`(?m)^%s\s+%s\s+\S+\s+%s\s`, f.Name, f.Maturity, f.State), "feature %s", f.Name)
+		}
 	})
 
 	It("answers /healthz and /readyz once its caches have synced", func() {
