@@ -66,9 +66,9 @@ func (b *bench) scaleAssets() []point {
 	var out []point
 	for _, n := range []int{25, 50, 100, 200} {
 		var y strings.Builder
-		y.WriteString("assets:\n")
+		y.WriteString("features: [{name: scale, description: scaling assets, maturity: ga}]\nassets:\n")
 		for i := 0; i < n; i++ {
-			fmt.Fprintf(&y, "  - {name: cm-%03d, path: cm.yaml.tpl, component: ConfigMap, tier: 1, reconcile_order: 10, install: always, disruption: none, params: {n: \"%03d\"}}\n", i, i)
+			fmt.Fprintf(&y, "  - {name: cm-%03d, feature: scale, path: cm.yaml.tpl, component: ConfigMap, tier: 1, reconcile_order: 10, install: always, disruption: none, params: {n: \"%03d\"}}\n", i, i)
 		}
 		cat, err := catalog.Parse(fsys, []byte(y.String()))
 		b.must(err)
