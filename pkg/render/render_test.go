@@ -140,6 +140,20 @@ func TestTemplatesUseDeclaredSwitches(t *testing.T) {
 		}
 	}
 	re := regexp.MustCompile(`switch\s+"([^"]+)"`)
+	// And the other way: an asset a feature borrows reads its switch (or
+	// the switch would change nothing there).
+	for _, f := range cat.Features {
+		for _, n := range f.Assets {
+			a, _ := cat.Get(n)
+			src, err := fs.ReadFile(assets.FS, a.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(src), `switch "`+f.Switch+`"`) {
+				t.Errorf("feature %s lists asset %s, whose template never reads switch %q", f.Name, n, f.Switch)
+			}
+		}
+	}
 	for _, a := range cat.Assets {
 		src, err := fs.ReadFile(assets.FS, a.Path)
 		if err != nil {
