@@ -33,11 +33,16 @@ func setup(t testing.TB, hcoAnn map[string]string) (*engine.Evaluator, *catalog.
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &engine.Evaluator{Renderer: render.New(assets.FS)}, cat, newContext(hcoAnn)
+}
+
+// newContext is an offline render context for an HCO with annotations.
+func newContext(hcoAnn map[string]string) *rendercontext.RenderContext {
 	hco := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "kubevirt-hyperconverged"}}}
 	hco.SetAnnotations(hcoAnn)
 	rc := rendercontext.New(rendercontext.Facts{Namespace: "openshift-cnv", HCO: hco})
 	rc.AssumeAllKinds = true
-	return &engine.Evaluator{Renderer: render.New(assets.FS)}, cat, rc
+	return rc
 }
 
 func evaluate(t testing.TB, hcoAnn map[string]string, asset string, live liveMap) engine.Decision {

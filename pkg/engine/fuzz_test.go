@@ -4,9 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
 
@@ -18,10 +16,10 @@ func FuzzOptInAnnotations(f *testing.F) {
 	for _, s := range []string{"true", "false", "", "TRUE", "yes", "1", "true ", "\x00"} {
 		f.Add(s, "MachineConfig/*")
 	}
-	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
-	if err != nil {
-		f.Fatal(err)
-	}
+	// The catalog and the renderer (its parsed templates, its decode memo)
+	// are built once: an input must take milliseconds, or the fuzzer's
+	// deadline catches a worker mid-input.
+	ev, cat, _ := setup(f, nil)
 	f.Fuzz(func(t *testing.T, v, disabled string) {
 		hco := map[string]string{annotations.DisabledResources: disabled}
 		for _, ft := range cat.Features {
@@ -29,7 +27,7 @@ func FuzzOptInAnnotations(f *testing.F) {
 				hco[ft.SwitchAnnotation()] = v
 			}
 		}
-		ev, cat, rc := setup(t, hco)
+		rc := newContext(hco)
 		for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview(rc)) {
 			intentOnly := *d.Asset
 			intentOnly.Conditions = nil
