@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 )
 
 // Maturity is a feature's support level, as Red Hat names them.
@@ -58,7 +60,7 @@ func (f *Feature) SwitchAnnotation() string {
 	if f.Switch == "" {
 		return ""
 	}
-	return "platform.kubevirt.io/" + f.Switch
+	return annotations.SwitchPrefix + f.Switch
 }
 
 // Feature returns the feature with the given name.

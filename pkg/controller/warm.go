@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -60,7 +59,7 @@ func (r *Reconciler) warm(ctx context.Context) {
 		kinds[gvk] = crd
 	}
 	for _, gvk := range r.kinds {
-		if builtIn(gvk) {
+		if rendercontext.BuiltIn(gvk) {
 			// Always served: start with the others (each first watch of a
 			// kind may be answered 429 and retried after a second).
 			_, _ = r.caches.forGVK(gvk).GetInformer(ctx, unstructuredOf(gvk), cache.BlockUntilSynced(false))
@@ -81,9 +80,4 @@ func (r *Reconciler) warm(ctx context.Context) {
 	// Once every kind is installed and started, later reconciles skip the
 	// CRD list; a kind removed and re-installed is started on first read.
 	r.warmed.Store(all)
-}
-
-// builtIn reports whether gvk is served by the API server itself (no CRD).
-func builtIn(gvk schema.GroupVersionKind) bool {
-	return !strings.Contains(gvk.Group, ".") || strings.HasSuffix(gvk.Group, ".k8s.io")
 }

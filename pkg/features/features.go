@@ -103,7 +103,7 @@ func state(f *catalog.Feature, rc *rendercontext.RenderContext, ds []*engine.Dec
 	if len(ds) == 0 {
 		return NotApplicable, "none of its assets was evaluated"
 	}
-	if f.Switch != "" && !switchOn(rc, f) {
+	if f.Switch != "" && !rc.Switch(f.Switch) {
 		return Off, "the switch is not \"true\" on the HCO"
 	}
 	if d := first(ds, engine.Paused); d != nil && all(ds, engine.Paused) {
@@ -131,12 +131,6 @@ func state(f *catalog.Feature, rc *rendercontext.RenderContext, ds []*engine.Dec
 	}
 	d := ds[0]
 	return NotApplicable, d.Asset.Name + ": " + d.Reason
-}
-
-// switchOn reads the feature's switch annotation as the engine does.
-func switchOn(rc *rendercontext.RenderContext, f *catalog.Feature) bool {
-	v, _ := rc.HCOAnnotation(f.SwitchAnnotation())
-	return v == "true"
 }
 
 func first(ds []*engine.Decision, outcomes ...engine.Outcome) *engine.Decision {

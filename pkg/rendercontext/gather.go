@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -123,7 +122,7 @@ func readObjects(ctx context.Context, r client.Reader, reads []ObjectKey, served
 	objs := make(map[ObjectKey]*unstructured.Unstructured, len(reads))
 	var errs map[ObjectKey]error
 	for _, k := range reads {
-		if builtIn := !strings.Contains(k.GVK.Group, ".") || strings.HasSuffix(k.GVK.Group, ".k8s.io"); !builtIn && !served[k.GVK.GroupKind()] {
+		if !BuiltIn(k.GVK) && !served[k.GVK.GroupKind()] {
 			objs[k] = nil // its CRD is not installed: nothing to read
 			continue
 		}

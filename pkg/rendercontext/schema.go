@@ -101,6 +101,13 @@ func (rc *RenderContext) KindAvailable(gvk schema.GroupVersionKind) bool {
 		}
 		return false
 	}
+	return BuiltIn(gvk)
+}
+
+// BuiltIn reports whether the API server serves gvk itself (no CRD): the
+// core and "apps"-style groups and *.k8s.io. A CRD found for the kind
+// takes precedence (KindAvailable).
+func BuiltIn(gvk schema.GroupVersionKind) bool {
 	return !strings.Contains(gvk.Group, ".") || strings.HasSuffix(gvk.Group, ".k8s.io")
 }
 

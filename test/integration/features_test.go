@@ -49,9 +49,7 @@ func monitoringConfig() map[string]any {
 
 func featureSpecs(ctx context.Context) {
 	It("reads another operator's object through a watch of that one object: the descheduler's utilization metric follows its recording rules, at no request in steady state", func() {
-		if vendorDir() == "" {
-			Skip("needs the vendor PrometheusRule CRD (VENDOR_CRDS)")
-		}
+		requireVendorCRDs()
 		const k3 = "descheduler:node:linear_amplified_ideal_point_positive_distance:k3:avg1m"
 		const combined = "descheduler:combined_utilization_and_pressure:avg1m"
 		if apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Name: "kubedeschedulers.operator.openshift.io"}, &apiextensionsv1.CustomResourceDefinition{})) {
@@ -91,9 +89,7 @@ func featureSpecs(ctx context.Context) {
 	})
 
 	It("merges a feature's setting into a config it shares with an admin, keeps that config when the feature goes, and removes its own MachineConfigs", func() {
-		if vendorDir() == "" {
-			Skip("needs the vendor Infrastructure CRD (VENDOR_CRDS): the monitoring config is OpenShift's")
-		}
+		requireVendorCRDs()
 		const ksm = "platform.kubevirt.io/enable-ksm-zero-only"
 		infra := newObj(infraGVK, "", "cluster")
 		infra.Object["spec"] = map[string]any{}
