@@ -2,10 +2,12 @@ package integration
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,6 +50,42 @@ func monitoringConfig() map[string]any {
 }
 
 func featureSpecs(ctx context.Context) {
+	It("waits for an operand image: nothing is written until it is configured, then the feature converges, and switched off what it created goes", func() {
+		const sw = "platform.kubevirt.io/enable-kubevirt-metrics-exporter"
+		const env = "RELATED_IMAGE_KUBEVIRT_METRICS_EXPORTER"
+		const image = "quay.io/kubevirt/kubevirt-metrics-exporter:integration"
+		nsKey := client.ObjectKey{Name: "kubevirt-metrics-exporter"}
+		dsKey := client.ObjectKey{Namespace: "kubevirt-metrics-exporter", Name: "kubevirt-metrics-exporter"}
+		Expect(os.Unsetenv(env)).To(Succeed())
+		DeferCleanup(func() { Expect(os.Unsetenv(env)).To(Succeed()) })
+
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) { setAnnotation(u, sw, "true") })
+		Eventually(outcomeOf("kubevirt-metrics-exporter-namespace")).Should(Equal(engine.MissingDependency))
+		Expect(status("kubevirt-metrics-exporter-daemonset").Reason).To(ContainSubstring(env))
+		Expect(featureState("kubevirt-metrics-exporter")).To(Equal(features.Waiting))
+		Expect(apierrors.IsNotFound(k8s.Get(ctx, nsKey, &corev1.Namespace{}))).To(BeTrue(), "nothing is written while the image is missing")
+
+		// The operator's Deployment gains the image (OLM sets it): the next
+		// reconcile renders it into the DaemonSet.
+		Expect(os.Setenv(env, image)).To(Succeed())
+		poke()
+		ds := &appsv1.DaemonSet{}
+		Eventually(func() error { return k8s.Get(ctx, dsKey, ds) }).Should(Succeed())
+		Expect(ds.Spec.Template.Spec.Containers[0].Image).To(Equal(image))
+		Eventually(outcomeOf("kubevirt-metrics-exporter-daemonset")).Should(Equal(engine.Unchanged))
+
+		// Off: the objects it created go (the Namespace starts terminating;
+		// envtest runs no namespace controller to finish it).
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) { setAnnotation(u, sw, "") })
+		Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, dsKey, &appsv1.DaemonSet{})) }).Should(BeTrue())
+		Eventually(func() bool {
+			ns := &corev1.Namespace{}
+			err := k8s.Get(ctx, nsKey, ns)
+			return apierrors.IsNotFound(err) || ns.DeletionTimestamp != nil
+		}).Should(BeTrue())
+		Eventually(func() features.State { return featureState("kubevirt-metrics-exporter") }).Should(Equal(features.Off))
+	})
+
 	It("reads another operator's object through a watch of that one object: the descheduler's utilization metric follows its recording rules, at no request in steady state", func() {
 		requireVendorCRDs()
 		const k3 = "descheduler:node:linear_amplified_ideal_point_positive_distance:k3:avg1m"
