@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"strings"
 	"sync"
 	"text/template"
@@ -38,16 +39,27 @@ var unsafeFuncs = []string{
 
 // Renderer parses each template once and renders it against contexts.
 type Renderer struct {
-	fsys  fs.FS
-	mu    sync.Mutex
-	cache map[string]*template.Template
-	// clones are per-template pools of clones: each render binds its own
-	// context functions to one, and a clone is reused, not made anew.
-	clones map[string]*sync.Pool
+	fsys fs.FS
+	mu   sync.Mutex
+	// free are the sets no render is using. A render takes one (or makes
+	// one when all are busy) and gives it back, so one-at-a-time rendering
+	// parses every template once and never copies one.
+	free []*set
 	// decoded remembers the object each rendered output decoded to: in
 	// steady state a template renders the same bytes every reconcile, and
 	// parsing them again was most of a render's cost.
 	decoded map[[sha256.Size]byte]*unstructured.Unstructured
+}
+
+// set is the templates parsed into one namespace whose context functions
+// read rc, the context of the render holding the set. Binding the
+// functions once per set, not per render, is what makes a render cheap:
+// text/template copies its whole function map (some 200 sprig functions)
+// on every Funcs and Clone.
+type set struct {
+	root   *template.Template
+	rc     *rendercontext.RenderContext
+	parsed map[string]*template.Template
 }
 
 // maxDecoded bounds the decode memo; it is dropped whole when full (a
@@ -56,8 +68,7 @@ const maxDecoded = 1024
 
 // New returns a Renderer reading templates from fsys.
 func New(fsys fs.FS) *Renderer {
-	return &Renderer{fsys: fsys, cache: map[string]*template.Template{}, clones: map[string]*sync.Pool{},
-		decoded: map[[sha256.Size]byte]*unstructured.Unstructured{}}
+	return &Renderer{fsys: fsys, decoded: map[[sha256.Size]byte]*unstructured.Unstructured{}}
 }
 
 // Data is what a template sees.
@@ -77,7 +88,9 @@ type Data struct {
 // UsesLive reports whether the template at path reads .Live, so callers
 // render it again once the live object is known.
 func (r *Renderer) UsesLive(path string) bool {
-	t, err := r.template(path)
+	s := r.take()
+	defer r.give(s)
+	t, err := r.template(s, path)
 	if err != nil {
 		return false
 	}
@@ -87,14 +100,13 @@ func (r *Renderer) UsesLive(path string) bool {
 // Render renders the template at path into one object. live is the
 // object's current state, or nil.
 func (r *Renderer) Render(path string, rc *rendercontext.RenderContext, params map[string]string, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	t, pool, err := r.clone(path)
+	s := r.take()
+	defer r.give(s)
+	t, err := r.template(s, path)
 	if err != nil {
 		return nil, err
 	}
-	defer pool.Put(t)
-	// A clone of its own, so the per-render context functions never race
-	// another render.
-	t.Funcs(contextFuncs(rc))
+	s.rc = rc
 	hco := rc.HCO
 	if hco == nil {
 		hco = map[string]any{}
@@ -117,24 +129,25 @@ func (r *Renderer) Render(path string, rc *rendercontext.RenderContext, params m
 	return r.decode(path, buf.Bytes())
 }
 
-// clone returns a clone of the template at path from its pool.
-func (r *Renderer) clone(path string) (*template.Template, *sync.Pool, error) {
-	tpl, err := r.template(path)
-	if err != nil {
-		return nil, nil, err
-	}
+// take returns a set no other render uses.
+func (r *Renderer) take() *set {
 	r.mu.Lock()
-	pool := r.clones[path]
-	if pool == nil {
-		pool = &sync.Pool{}
-		r.clones[path] = pool
+	defer r.mu.Unlock()
+	if n := len(r.free); n > 0 {
+		s := r.free[n-1]
+		r.free = r.free[:n-1]
+		return s
 	}
+	s := &set{parsed: map[string]*template.Template{}}
+	s.root = template.New("").Option("missingkey=error").Funcs(sharedFuncs()).Funcs(s.contextFuncs())
+	return s
+}
+
+func (r *Renderer) give(s *set) {
+	s.rc = nil
+	r.mu.Lock()
+	r.free = append(r.free, s)
 	r.mu.Unlock()
-	if t, ok := pool.Get().(*template.Template); ok {
-		return t, pool, nil
-	}
-	t, err := tpl.Clone()
-	return t, pool, err
 }
 
 // decode decodes out, or returns a copy of what the same bytes decoded to.
@@ -164,21 +177,27 @@ func (r *Renderer) decode(path string, out []byte) (*unstructured.Unstructured, 
 	return u, nil
 }
 
-func (r *Renderer) template(path string) (*template.Template, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if t, ok := r.cache[path]; ok {
+var namedTemplate = regexp.MustCompile(`\{\{-?\s*(define|block)\b`)
+
+// template parses the template at path into s, once.
+func (r *Renderer) template(s *set, path string) (*template.Template, error) {
+	if t, ok := s.parsed[path]; ok {
 		return t, nil
 	}
 	src, err := fs.ReadFile(r.fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("read template: %w", err)
 	}
-	t, err := template.New(path).Option("missingkey=error").Funcs(sharedFuncs()).Parse(string(src))
+	// Templates share the set's namespace: one that defines a named
+	// template could replace another file's.
+	if namedTemplate.Match(src) {
+		return nil, fmt.Errorf("parse template %s: asset templates may not define named templates (define, block)", path)
+	}
+	t, err := s.root.New(path).Parse(string(src))
 	if err != nil {
 		return nil, fmt.Errorf("parse template %s: %w", path, err)
 	}
-	r.cache[path] = t
+	s.parsed[path] = t
 	return t, nil
 }
 
@@ -219,42 +238,43 @@ func baseFuncs() template.FuncMap {
 		}
 		return out, nil
 	}
-	// Placeholders so templates parse; replaced per render by contextFuncs.
-	for k, v := range contextFuncs(&rendercontext.RenderContext{}) {
-		f[k] = v
-	}
 	return f
 }
 
-// contextFuncs expose the installed CRDs' schemas to templates, for picking
-// the best value an operator version supports.
-func contextFuncs(rc *rendercontext.RenderContext) template.FuncMap {
+// contextFuncs expose the render's context to templates: the installed
+// CRDs' schemas (for picking the best value an operator version supports),
+// switches, and the objects the asset reads. Each reads s.rc at call time.
+func (s *set) contextFuncs() template.FuncMap {
 	return template.FuncMap{
-		"crdEnum":      rc.Enum,
-		"crdEnumFirst": rc.EnumFirst,
-		"crdHasField":  rc.HasField,
+		"crdEnum":      func(crd, path string) []string { return s.rc.Enum(crd, path) },
+		"crdEnumFirst": func(crd, path string, candidates ...string) string { return s.rc.EnumFirst(crd, path, candidates...) },
+		"crdHasField":  func(crd, path string) bool { return s.rc.HasField(crd, path) },
 		// switch "enable-x": the HCO annotation platform.kubevirt.io/enable-x is "true".
-		"switch": rc.Switch,
+		"switch": func(name string) bool { return s.rc.Switch(name) },
 		// featureGate "X": the HCO's spec.featureGates enables X.
-		"featureGate": rc.FeatureGateEnabled,
+		"featureGate": func(name string) bool { return s.rc.FeatureGateEnabled(name) },
 		// excluded KIND NAMESPACE NAME: the object is root-excluded, so
 		// assets that depend on it can adapt.
 		"excluded": func(kind, namespace, name string) bool {
-			_, hit := rc.Exclusions.Match(kind, namespace, name)
+			_, hit := s.rc.Exclusions.Match(kind, namespace, name)
 			return hit
 		},
 		// lookup APIVERSION KIND NAMESPACE NAME: an object the asset
 		// declares under reads (nil when absent).
-		"lookup": rc.Lookup,
+		"lookup": func(apiVersion, kind, namespace, name string) (map[string]any, error) {
+			return s.rc.Lookup(apiVersion, kind, namespace, name)
+		},
 		// storageProfiles: CDI's StorageProfiles, sorted by name.
-		"storageProfiles": rc.StorageProfileObjects,
+		"storageProfiles": func() ([]any, error) { return s.rc.StorageProfileObjects() },
 		// storageClassesOffering ACCESS VOLUMEMODE: the classes whose CDI
 		// StorageProfile offers them, sorted.
-		"storageClassesOffering": rc.StorageClassesOffering,
+		"storageClassesOffering": func(accessMode, volumeMode string) []string {
+			return s.rc.StorageClassesOffering(accessMode, volumeMode)
+		},
 		// defaultStorageClass: the class marked default ("" when none).
-		"defaultStorageClass": rc.DefaultStorageClass,
+		"defaultStorageClass": func() (string, error) { return s.rc.DefaultStorageClass() },
 		// image NAME: the operand image (RELATED_IMAGE_<NAME>), "" if unset.
-		"image": rc.Image,
+		"image": func(name string) string { return s.rc.Image(name) },
 	}
 }
 

@@ -296,3 +296,46 @@ func TestConcurrentRenders(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Renders running at once each see their own context through the
+// template functions, never another render's.
+func TestConcurrentRendersSeeTheirOwnContext(t *testing.T) {
+	fsys := fstest.MapFS{"cm.yaml.tpl": {Data: []byte(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm
+data:
+  x: {{ if switch "enable-x" }}"on"{{ else }}"off"{{ end }}
+`)}}
+	r := render.New(fsys)
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(on bool) {
+			defer wg.Done()
+			want := map[bool]string{true: "on", false: "off"}[on]
+			rc := &rendercontext.RenderContext{HCO: map[string]any{"metadata": map[string]any{
+				"annotations": map[string]any{"platform.kubevirt.io/enable-x": fmt.Sprint(on)}}}}
+			for j := 0; j < 50; j++ {
+				u, err := r.Render("cm.yaml.tpl", rc, nil, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if got, _, _ := unstructured.NestedString(u.Object, "data", "x"); got != want {
+					t.Errorf("switch on=%v rendered %q", on, got)
+					return
+				}
+			}
+		}(i%2 == 0)
+	}
+	wg.Wait()
+}
+
+func TestNamedTemplatesAreRefused(t *testing.T) {
+	fsys := fstest.MapFS{"a.yaml.tpl": {Data: []byte(`{{- define "b.yaml.tpl" }}x{{ end }}`)}}
+	_, err := render.New(fsys).Render("a.yaml.tpl", &rendercontext.RenderContext{}, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "may not define named templates") {
+		t.Fatalf("want a refusal, got %v", err)
+	}
+}
