@@ -23,13 +23,14 @@ LDFLAGS  = -X github.com/kubevirt/virt-platform-autopilot/pkg/cli.version=$(VERS
 
 all: build
 
-## build: the binary, into bin/virt-platform-autopilot (version and commit stamped)
+## build: the binaries, into bin/ (version and commit stamped): virt-platform-autopilot (offline, the one to call) and virt-platform-autopilot-cluster (run, render against a cluster; the first hands those to it)
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/virt-platform-autopilot ./cmd/virt-platform-autopilot
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/virt-platform-autopilot-cluster ./cmd/virt-platform-autopilot-cluster
 
 ## run: the controller against the current kubeconfig (RUN_ARGS adds flags)
 run:
-	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/virt-platform-autopilot run $(RUN_ARGS)
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/virt-platform-autopilot-cluster run $(RUN_ARGS)
 
 ## demo: a throw-away control plane on loopback with a sample HCO and nodes, the autopilot running on it; Ctrl-C stops and removes it (DEMO_DETACH=1 leaves it running: make demo-stop)
 demo: build envtest

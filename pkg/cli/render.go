@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,22 +8,21 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
-// Render runs 'render args...' and returns the exit code; tests use it.
+// Render runs 'render args...' offline and returns the exit code; tests
+// use it (cluster.Render also reads clusters).
 func Render(args []string, stdout, stderr io.Writer) int {
-	return Execute(append([]string{"render"}, args...), stdout, stderr)
+	return Execute(append([]string{"render"}, args...), stdout, stderr, Cluster{})
 }
 
 type renderOptions struct {
@@ -35,7 +33,7 @@ type renderOptions struct {
 	showExcluded bool
 }
 
-func newRenderCommand() *cobra.Command {
+func newRenderCommand(cl Cluster, args []string) *cobra.Command {
 	o := renderOptions{}
 	cmd := &cobra.Command{
 		Use:   "render",
@@ -77,7 +75,22 @@ invalid decisions are named on stderr).`,
 				v, _ := f.GetString("activation")
 				o.activation = &v
 			}
-			return runRender(o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			var src Source
+			switch {
+			case o.hcoFile != "":
+				if o.output == "diff" {
+					return &exitError{ExitError, fmt.Errorf("--output diff compares with a live cluster: use --kubeconfig instead of --hco-file")}
+				}
+				src = files(o)
+			case cl.Source == nil:
+				return delegate(cl, args)
+			default:
+				var err error
+				if src, err = cl.Source(o.kubeconfig, o.namespace); err != nil {
+					return &exitError{ExitError, err}
+				}
+			}
+			return runRender(o, src, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -97,7 +110,7 @@ invalid decisions are named on stderr).`,
 }
 
 func completeAssets(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	cat, _, err := app.LoadEmbedded()
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
@@ -108,14 +121,14 @@ func completeAssets(*cobra.Command, []string, string) ([]cobra.Completion, cobra
 	return names, cobra.ShellCompDirectiveNoFileComp
 }
 
-func runRender(o renderOptions, stdout, stderr io.Writer) error {
+func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 	switch o.output {
 	case "yaml", "json", "status", "diff", "features":
 	default:
 		return &exitError{ExitError, fmt.Errorf("--output %q: want yaml, json, status, diff or features", o.output)}
 	}
 	ctx := context.Background()
-	cat, tombs, err := app.LoadEmbedded()
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
 	if err != nil {
 		return &exitError{ExitError, err}
 	}
@@ -124,33 +137,12 @@ func runRender(o renderOptions, stdout, stderr io.Writer) error {
 			return &exitError{ExitError, fmt.Errorf("--asset %q: no such asset", name)}
 		}
 	}
-	var (
-		rc   *rendercontext.RenderContext
-		live engine.LiveReader
-		c    client.Client
-	)
-	if o.hcoFile != "" {
-		if o.output == "diff" {
-			return &exitError{ExitError, fmt.Errorf("--output diff compares with a live cluster: use --kubeconfig instead of --hco-file")}
-		}
-		facts, assumeAll, err := preview.LoadFacts(preview.Files{HCO: o.hcoFile, Nodes: o.nodesFile, CRDs: o.crds, Objects: o.objectsFile, Reads: rendercontext.Reads(cat)})
-		if err != nil {
-			return &exitError{ExitError, err}
-		}
-		rc = rendercontext.New(withActivation(facts, o.activation))
-		rc.AssumeAllKinds = assumeAll
-		live = preview.Static{facts.HCO}
-	} else {
-		if c, err = liveClient(o.kubeconfig); err != nil {
-			return &exitError{ExitError, err}
-		}
-		facts, err := rendercontext.Gather(ctx, c, o.namespace, rendercontext.Reads(cat))
-		if err != nil {
-			return &exitError{ExitError, fmt.Errorf("read HCO %s/%s and cluster facts: %w", o.namespace, rendercontext.HCOName, err)}
-		}
-		rc = rendercontext.New(withActivation(facts, o.activation))
-		live = preview.LiveReader{Reader: c}
+	in, err := src.Read(ctx, cat)
+	if err != nil {
+		return &exitError{ExitError, err}
 	}
+	rc := rendercontext.New(withActivation(in.Facts, o.activation))
+	rc.AssumeAllKinds = in.AssumeAllKinds
 	// What the controller reports as an Event on the HCO, the CLI says on stderr.
 	for _, w := range rc.InputWarnings() {
 		fmt.Fprintln(stderr, "warning:", w)
@@ -162,21 +154,28 @@ func runRender(o renderOptions, stdout, stderr io.Writer) error {
 	if act.Paused {
 		fmt.Fprintf(stderr, "warning: the autopilot is paused by HCO annotation %s=%q: it writes and deletes nothing (--activation=true previews switching it on)\n", annotations.Autopilot, act.Value)
 	}
-	if !act.All() {
-		tombs = nil // a paused or partial autopilot deletes nothing
-	}
 	ev := &engine.Evaluator{Renderer: render.New(assets.FS)}
-	ds := filter(ev.Plan(ctx, cat, rc, live, engine.Preview(rc)), o.assets)
+	ds := filter(ev.Plan(ctx, cat, rc, in.Live, engine.Preview(rc)), o.assets)
 
 	var werr error
-	if o.output == "features" {
-		if err := features.WriteTable(stdout, features.Of(cat, rc, ds)); err != nil {
-			return &exitError{ExitError, err}
-		}
-	} else {
-		werr = writeRender(ctx, o, c, rc, ds, tombs, stdout)
+	switch o.output {
+	case "features":
+		werr = features.WriteTable(stdout, features.Of(cat, rc, ds))
+	case "status":
+		werr = preview.WriteStatus(stdout, ds)
+	case "json":
+		werr = preview.WriteJSON(stdout, preview.Entries(ds, o.showExcluded))
+	case "yaml":
+		werr = preview.WriteYAML(stdout, preview.Entries(ds, o.showExcluded))
+	case "diff":
+		// A paused or partial autopilot deletes nothing, and a diff of
+		// chosen assets leaves tombstones out.
+		werr = src.Diff(ctx, rc, ds, act.All() && len(o.assets) == 0, stdout)
 	}
 	var ee *exitError
+	if werr != nil && !errors.As(werr, &ee) {
+		werr = &exitError{ExitError, werr}
+	}
 	if werr != nil && (!errors.As(werr, &ee) || ee.code != ExitChanges) {
 		return werr
 	}
@@ -192,6 +191,21 @@ func runRender(o renderOptions, stdout, stderr io.Writer) error {
 		return &exitError{ExitInvalid, fmt.Errorf("%d asset(s) INVALID, left as they are until fixed:\n  %s", len(invalid), strings.Join(invalid, "\n  "))}
 	}
 	return werr
+}
+
+// files is render's offline Source: the HCO and facts from files.
+type files renderOptions
+
+func (f files) Read(_ context.Context, cat *catalog.Catalog) (Input, error) {
+	facts, assumeAll, err := preview.LoadFacts(preview.Files{HCO: f.hcoFile, Nodes: f.nodesFile, CRDs: f.crds, Objects: f.objectsFile, Reads: rendercontext.Reads(cat)})
+	if err != nil {
+		return Input{}, err
+	}
+	return Input{Facts: facts, AssumeAllKinds: assumeAll, Live: preview.Static{facts.HCO}}, nil
+}
+
+func (files) Diff(context.Context, *rendercontext.RenderContext, []engine.Decision, bool, io.Writer) error {
+	return fmt.Errorf("--output diff compares with a live cluster: use --kubeconfig instead of --hco-file")
 }
 
 // withActivation returns facts whose HCO carries the activation switch v
@@ -211,55 +225,6 @@ func withActivation(f rendercontext.Facts, v *string) rendercontext.Facts {
 	return f
 }
 
-func writeRender(ctx context.Context, o renderOptions, c client.Client, rc *rendercontext.RenderContext, ds []engine.Decision, tombs []tombstone.Tombstone, stdout io.Writer) error {
-	var err error
-	switch o.output {
-	case "status":
-		err = preview.WriteStatus(stdout, ds)
-	case "json":
-		err = preview.WriteJSON(stdout, preview.Entries(ds, o.showExcluded))
-	case "yaml":
-		err = preview.WriteYAML(stdout, preview.Entries(ds, o.showExcluded))
-	case "diff":
-		return writeDiff(ctx, o, c, rc, ds, tombs, stdout)
-	}
-	if err != nil {
-		return &exitError{ExitError, err}
-	}
-	return nil
-}
-
-func writeDiff(ctx context.Context, o renderOptions, c client.Client, rc *rendercontext.RenderContext, ds []engine.Decision, tombs []tombstone.Tombstone, stdout io.Writer) error {
-	if len(o.assets) > 0 {
-		tombs = nil // a diff of chosen assets leaves tombstones out
-	}
-	diffs, err := preview.Diff(ctx, c, rc, ds, tombs)
-	if err != nil {
-		return &exitError{ExitError, err}
-	}
-	var b bytes.Buffer
-	changes := 0
-	for _, d := range diffs {
-		fmt.Fprintf(&b, "%s %s", d.Object, d.Change)
-		if d.Reason != "" {
-			fmt.Fprintf(&b, " (%s)", d.Reason)
-		}
-		fmt.Fprintln(&b)
-		if d.Change != preview.Unchanged {
-			changes++
-			b.WriteString(d.Diff)
-		}
-	}
-	b.WriteString("\n" + preview.DisruptionSummary(diffs, rc.Topology))
-	if _, err := stdout.Write(b.Bytes()); err != nil {
-		return &exitError{ExitError, err}
-	}
-	if changes > 0 {
-		return &exitError{ExitChanges, errQuiet}
-	}
-	return nil
-}
-
 func filter(ds []engine.Decision, only []string) []engine.Decision {
 	if len(only) == 0 {
 		return ds
@@ -275,15 +240,4 @@ func filter(ds []engine.Decision, only []string) []engine.Decision {
 		}
 	}
 	return out
-}
-
-func liveClient(kubeconfig string) (client.Client, error) {
-	cfg, err := restConfig(kubeconfig)
-	if err != nil {
-		if errors.Is(err, errNoCluster) {
-			return nil, fmt.Errorf("no input: give --hco-file to render offline, or --kubeconfig (or KUBECONFIG, or run in a pod) to read a cluster")
-		}
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: app.Scheme()})
 }

@@ -16,7 +16,7 @@ func BenchmarkRenderOffline(b *testing.B) {
 		"--nodes-file", filepath.Join(root, "config", "samples", "nodes.yaml"), "--output", "yaml"}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if code := Execute(args, io.Discard, io.Discard); code != ExitOK {
+		if code := Execute(args, io.Discard, io.Discard, Cluster{}); code != ExitOK {
 			b.Fatalf("exit %d", code)
 		}
 	}

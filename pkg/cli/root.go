@@ -1,7 +1,11 @@
-// Package cli is the binary's command line: run (the controller), render
-// (what the controller would do), version and shell completion. Every
-// command writes its output to stdout and its errors to stderr; tests run
-// it in-process through Execute.
+// Package cli is the command line: run (the controller), render (what the
+// controller would do), version and shell completion. Every command writes
+// its output to stdout and its errors to stderr; tests run it in-process
+// through Execute.
+//
+// This package holds what needs no cluster; the commands that talk to one
+// come from package cli/cluster (see Cluster), so the offline binary links
+// no API client.
 package cli
 
 import (
@@ -32,14 +36,19 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-// Execute runs the command line args (without the program name) and returns
-// the process exit code.
-func Execute(args []string, stdout, stderr io.Writer) int {
-	root := NewRootCommand()
-	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	err := root.Execute()
+// Execute runs the command line args (without the program name) with the
+// cluster commands cl and returns the process exit code.
+func Execute(args []string, stdout, stderr io.Writer, cl Cluster) int {
+	var err error
+	if cl.Run == nil && needsCluster(args) {
+		err = delegate(cl, args)
+	} else {
+		root := NewRootCommand(cl, args)
+		root.SetArgs(args)
+		root.SetOut(stdout)
+		root.SetErr(stderr)
+		err = root.Execute()
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -58,8 +67,9 @@ func Execute(args []string, stdout, stderr io.Writer) int {
 // errQuiet is an exit code whose reason was already written.
 var errQuiet = errors.New("quiet")
 
-// NewRootCommand builds the command tree.
-func NewRootCommand() *cobra.Command {
+// NewRootCommand builds the command tree; args is the command line, for
+// the commands the offline binary hands to the cluster binary.
+func NewRootCommand(cl Cluster, args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   Name,
 		Short: "Keeps the OpenShift Virtualization platform substrate converged",
@@ -78,6 +88,10 @@ HyperConverged CR and customized with annotations.`,
 		// No Run: the root alone prints its help.
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newRunCommand(), newRenderCommand(), newVersionCommand())
+	run := delegatedRun(cl, args)
+	if cl.Run != nil {
+		run = cl.Run()
+	}
+	root.AddCommand(run, newRenderCommand(cl, args), newVersionCommand())
 	return root
 }

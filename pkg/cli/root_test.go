@@ -7,15 +7,23 @@ import (
 	"testing"
 )
 
+// execute runs the offline command line; a command it would hand to the
+// cluster binary is recorded in handed, not run.
 func execute(args ...string) (code int, stdout, stderr string) {
+	code, stdout, stderr, _ = executeHanding(args...)
+	return code, stdout, stderr
+}
+
+func executeHanding(args ...string) (code int, stdout, stderr string, handed []string) {
 	var out, errOut bytes.Buffer
-	code = Execute(args, &out, &errOut)
-	return code, out.String(), errOut.String()
+	cl := Cluster{Delegate: func(a []string) error { handed = a; return nil }}
+	code = Execute(args, &out, &errOut, cl)
+	return code, out.String(), errOut.String(), handed
 }
 
 // Help at every level goes to stdout, lists the subcommands, exits 0.
 func TestHelpEverywhere(t *testing.T) {
-	for _, args := range [][]string{{}, {"--help"}, {"-h"}, {"help"}, {"run", "--help"}, {"render", "-h"}, {"help", "render"}, {"version", "--help"}, {"completion", "--help"}} {
+	for _, args := range [][]string{{}, {"--help"}, {"-h"}, {"help"}, {"render", "-h"}, {"help", "render"}, {"version", "--help"}, {"completion", "--help"}} {
 		code, out, errOut := execute(args...)
 		if code != 0 || errOut != "" || !strings.Contains(out, "Usage:") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want help on stdout, exit 0", args, code, out, errOut)
@@ -27,9 +35,30 @@ func TestHelpEverywhere(t *testing.T) {
 			t.Errorf("root help does not list %q:\n%s", sub, out)
 		}
 	}
-	_, out, _ = execute("run", "--help")
-	if !strings.Contains(out, "--zap-log-level") || !strings.Contains(out, "--kubeconfig") {
-		t.Errorf("run help lacks its flags:\n%s", out)
+}
+
+// The offline binary hands run (in any form) and render against a cluster
+// to the cluster binary, whole; everything offline stays here.
+func TestClusterCommandsAreHanded(t *testing.T) {
+	hco := filepath.Join("..", "..", "config", "samples", "hco.yaml")
+	for _, args := range [][]string{
+		{"run"}, {"run", "--help"}, {"help", "run"}, {"run", "--leader-elect", "--zap-log-level=debug"},
+		{"__complete", "run", "--zap"}, {"render", "--kubeconfig", "kc", "-o", "diff"}, {"render", "-o", "status"},
+	} {
+		code, _, errOut, handed := executeHanding(args...)
+		if code != ExitOK || strings.Join(handed, " ") != strings.Join(args, " ") {
+			t.Errorf("%v: exit %d, handed %v, stderr %q; want the whole command line handed", args, code, handed, errOut)
+		}
+	}
+	for _, args := range [][]string{{"render", "--hco-file", hco, "-o", "status"}, {"version"}, {"--help"}, {"render", "--help"}, {"__complete", "render", "--asset", "swap"}} {
+		if _, _, _, handed := executeHanding(args...); handed != nil {
+			t.Errorf("%v: handed to the cluster binary, want it answered offline", args)
+		}
+	}
+	// Without a cluster binary to hand to, the error says so.
+	var out, errOut bytes.Buffer
+	if code := Execute([]string{"run"}, &out, &errOut, Cluster{}); code != ExitError || !strings.Contains(errOut.String(), "no cluster commands") {
+		t.Errorf("run without cluster commands: exit %d %q", code, errOut.String())
 	}
 }
 
@@ -54,35 +83,10 @@ func TestCompletion(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"nope"}, {"render", "--no-such-flag"}, {"run", "extra"}} {
+	for _, args := range [][]string{{"nope"}, {"render", "--no-such-flag"}} {
 		code, out, errOut := execute(args...)
 		if code != ExitError || out != "" || !strings.Contains(errOut, "error:") || !strings.Contains(errOut, "--help") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
-	}
-}
-
-// run names the missing kubeconfig instead of a stack trace.
-func TestRunWithoutCluster(t *testing.T) {
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("KUBECONFIG", "")
-	t.Setenv("KUBERNETES_SERVICE_HOST", "")
-	missing := filepath.Join(t.TempDir(), "kubeconfig")
-	for args, want := range map[string]string{
-		"":                        "no cluster to talk to",
-		"--kubeconfig=" + missing: missing,
-	} {
-		a := []string{"run"}
-		if args != "" {
-			a = append(a, args)
-		}
-		code, _, errOut := execute(a...)
-		if code != ExitError || !strings.Contains(errOut, want) || strings.Contains(errOut, "goroutine") || strings.Contains(errOut, "KUBERNETES_MASTER") {
-			t.Errorf("%v: exit %d, stderr %q; want %q", a, code, errOut, want)
-		}
-	}
-	t.Setenv("KUBECONFIG", missing)
-	if code, _, errOut := execute("run"); code != ExitError || !strings.Contains(errOut, "KUBECONFIG="+missing) {
-		t.Errorf("KUBECONFIG naming a missing file: exit %d %q", code, errOut)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
@@ -30,7 +31,7 @@ type freshIntent struct {
 func (f *freshIntent) context(ctx context.Context) (*rendercontext.RenderContext, error) {
 	if !f.done {
 		f.done = true
-		hco, err := rendercontext.GetHCO(ctx, f.reader, f.namespace)
+		hco, err := gather.HCO(ctx, f.reader, f.namespace)
 		if err != nil {
 			f.err = fmt.Errorf("re-read the HyperConverged before deleting: %w", err)
 			return nil, f.err

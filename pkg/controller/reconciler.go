@@ -32,8 +32,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/apply"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -69,7 +71,7 @@ type Reconciler struct {
 	cache     client.Reader
 	caches    caches
 	evaluator *engine.Evaluator
-	syncer    *engine.Syncer
+	syncer    *apply.Syncer
 	reaper    *tombstone.Reaper
 	direct    client.Reader
 	live      liveReader
@@ -120,7 +122,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		cache:     cs,
 		caches:    cs,
 		evaluator: &engine.Evaluator{Renderer: opts.Renderer},
-		syncer:    &engine.Syncer{Client: mgr.GetClient(), Throttle: throttle.New(opts.Throttle)},
+		syncer:    &apply.Syncer{Client: mgr.GetClient(), Throttle: throttle.New(opts.Throttle)},
 		reaper:    &tombstone.Reaper{Cache: cs, Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()},
 		direct:    mgr.GetAPIReader(),
 		live:      liveReader{cache: cs, direct: mgr.GetAPIReader()},
@@ -171,7 +173,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	logger := log.FromContext(ctx)
 
 	r.warm(ctx)
-	facts, err := rendercontext.Gather(ctx, r.cache, r.opts.Namespace, r.reads)
+	facts, err := gather.Facts(ctx, r.cache, r.opts.Namespace, r.reads)
 	if err != nil {
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 			// No HCO that can be read: nothing to manage. CRD events and
@@ -314,7 +316,7 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 		res.Reason = d.Reason + "; kept: the HyperConverged no longer turns it off (the cache was behind)"
 		return res
 	}
-	deleted, why, err := engine.GuardFor(fresh).SafeDelete(ctx, r.writer, live)
+	deleted, why, err := apply.Delete(ctx, r.writer, engine.GuardFor(fresh), live)
 	switch {
 	case err != nil:
 		res.Outcome, res.Reason, res.Err = engine.Failed, "delete: "+err.Error(), err
@@ -330,7 +332,7 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 // Preview evaluates every asset now, from the caches, without writing: what
 // the next reconcile would decide. The debug endpoints serve it.
 func (r *Reconciler) Preview(ctx context.Context) ([]engine.Decision, *rendercontext.RenderContext, error) {
-	facts, err := rendercontext.Gather(ctx, r.cache, r.opts.Namespace, r.reads)
+	facts, err := gather.Facts(ctx, r.cache, r.opts.Namespace, r.reads)
 	if err != nil {
 		return nil, nil, err
 	}

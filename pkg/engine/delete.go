@@ -1,13 +1,9 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
@@ -83,20 +79,13 @@ func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
 	return true, ""
 }
 
-// SafeDelete deletes live if g allows it, with UID and resourceVersion
-// preconditions so a replaced or changed object survives. It returns
-// deleted=false with a reason when it refused; NotFound is success.
-func (g Guard) SafeDelete(ctx context.Context, c client.Writer, live *unstructured.Unstructured) (bool, string, error) {
-	if ok, why := g.MayDelete(live); !ok {
-		return false, why, nil
+// ObjectKey identifies an object across kinds: "Kind/namespace/name", or
+// "Kind/name" when cluster-scoped (names hold no slash, so no two collide).
+func ObjectKey(u *unstructured.Unstructured) string {
+	if u.GetNamespace() == "" {
+		return u.GetKind() + "/" + u.GetName()
 	}
-	uid, rv := live.GetUID(), live.GetResourceVersion()
-	err := c.Delete(ctx, live, client.Preconditions{UID: &uid, ResourceVersion: &rv},
-		client.PropagationPolicy(metav1.DeletePropagationBackground))
-	if err != nil && !apierrors.IsNotFound(err) {
-		return false, "", err
-	}
-	return true, "", nil
+	return u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
 }
 
 // RemovalCandidate returns the object an inactive opt-in asset would have

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/apply"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
@@ -72,7 +73,7 @@ func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
 			stored.SetManagedFields(live.GetManagedFields()) // as the API server would keep them
 			switch path {
 			case "guard":
-				deleted, why, err := p.guard.SafeDelete(context.Background(), c, stored)
+				deleted, why, err := apply.Delete(context.Background(), c, p.guard, stored)
 				if err != nil || deleted || why == "" {
 					t.Errorf("%s/%s: deleted=%v why=%q err=%v", name, path, deleted, why, err)
 				}
@@ -95,7 +96,7 @@ func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
 		stored := getObj(t, c, ours())
 		stored.SetManagedFields(ours().GetManagedFields())
 		if path == "guard" {
-			if deleted, why, err := (engine.Guard{}).SafeDelete(context.Background(), c, stored); !deleted || err != nil {
+			if deleted, why, err := apply.Delete(context.Background(), c, engine.Guard{}, stored); !deleted || err != nil {
 				t.Fatalf("guard: %v %q %v", deleted, why, err)
 			}
 		} else {

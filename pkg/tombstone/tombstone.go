@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/apply"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
 
@@ -164,7 +165,7 @@ func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, c
 			return res
 		}
 	}
-	deleted, why, err := guard.SafeDelete(ctx, r.Writer, live)
+	deleted, why, err := apply.Delete(ctx, r.Writer, guard, live)
 	switch {
 	case err != nil:
 		res.Status, res.Reason = Error, err.Error()

@@ -27,9 +27,11 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/apply"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/drift"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rbac"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -256,7 +258,7 @@ func pass(t *testing.T, ctx context.Context, c client.Client, cat *catalog.Catal
 	applied := map[string]bool{}
 	for round := 1; round <= 2; round++ {
 		rc := context0(t, ctx, c, nodes, rendercontext.Reads(cat))
-		syncer := &engine.Syncer{Client: c, Throttle: throttle.New(throttle.Config{Burst: 100, Refill: time.Second})}
+		syncer := &apply.Syncer{Client: c, Throttle: throttle.New(throttle.Config{Burst: 100, Refill: time.Second})}
 		for i := range cat.Assets {
 			a := &cat.Assets[i]
 			d := ev.Evaluate(ctx, a, rc, live)
@@ -370,7 +372,7 @@ spec:
 
 // context0 builds the render context from the API server, with the given nodes.
 func context0(t *testing.T, ctx context.Context, c client.Client, nodes []corev1.Node, reads []rendercontext.ObjectKey) *rendercontext.RenderContext {
-	f, err := rendercontext.Gather(ctx, c, ns, reads)
+	f, err := gather.Facts(ctx, c, ns, reads)
 	if err != nil {
 		t.Fatal(err)
 	}

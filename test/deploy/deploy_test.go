@@ -20,7 +20,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubevirt/virt-platform-autopilot/pkg/cli"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/cli/cluster"
 	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
 
@@ -148,7 +148,7 @@ func checkConsistent(t *testing.T, objs []*unstructured.Unstructured, image stri
 	if len(args) == 0 || args[0] != "run" {
 		t.Fatalf("args %v: want the run command", args)
 	}
-	run, _, err := cli.NewRootCommand().Find(args)
+	run, _, err := cluster.NewRootCommand().Find(args)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,12 +55,11 @@ func poll(t *testing.T, what string, cond func() bool) {
 }
 
 func TestBinary(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "virt-platform-autopilot")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/virt-platform-autopilot")
-	build.Dir = testenv.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	// Both binaries, as make build lays them out: the first hands run and
+	// render against a cluster to the second.
+	bins := t.TempDir()
+	bin := buildTo(t, bins, "./cmd/virt-platform-autopilot")
+	buildTo(t, bins, "./cmd/virt-platform-autopilot-cluster")
 
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, f := range []string{"hyperconverged.yaml", "machineconfig.yaml"} {

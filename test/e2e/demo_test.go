@@ -35,6 +35,7 @@ func demoSetup(t *testing.T) (autopilot, demo, state string) {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run 'make test'")
 	}
 	bins := t.TempDir()
+	buildTo(t, bins, "./cmd/virt-platform-autopilot-cluster") // runs the controller
 	return buildTo(t, bins, "./cmd/virt-platform-autopilot"), buildTo(t, bins, "./hack/demo"), t.TempDir()
 }
 

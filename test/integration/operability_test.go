@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/cli"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/cli/cluster"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
@@ -169,7 +169,7 @@ func operabilitySpecs(ctx context.Context) {
 		Eventually(func() *unstructured.Unstructured { return get(kdGVK, deschedulerNamespace, "cluster") }).Should(BeNil())
 		Eventually(func() int {
 			var o, e bytes.Buffer
-			return cli.Render([]string{"--kubeconfig", kc, "--namespace", hcoNamespace, "--output", "diff"}, &o, &e)
+			return cluster.Render([]string{"--kubeconfig", kc, "--namespace", hcoNamespace, "--output", "diff"}, &o, &e)
 		}).Should(Equal(0))
 	})
 
@@ -277,7 +277,7 @@ func lateHCOSpecs(ctx context.Context) {
 // runCLI runs the render command in-process and checks its exit code.
 func runCLI(wantCode int, args ...string) string {
 	var out, errOut bytes.Buffer
-	code := cli.Render(args, &out, &errOut)
+	code := cluster.Render(args, &out, &errOut)
 	Expect(code).To(Equal(wantCode), "render %v\nstdout:\n%s\nstderr:\n%s", args, out.String(), errOut.String())
 	return out.String()
 }

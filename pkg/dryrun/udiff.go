@@ -1,4 +1,4 @@
-package preview
+package dryrun
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package cli
+package cluster
 
 import (
 	goflag "flag"
@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/cli"
 )
 
 func newRunCommand() *cobra.Command {
@@ -25,27 +26,27 @@ func newRunCommand() *cobra.Command {
 catalog until stopped (SIGINT/SIGTERM). One structured log line per action
 (create, correct, delete, throttle, invalid, retain, wait); nothing for a
 reconcile that changes nothing. --zap-log-level=debug adds the reasoning.`,
-		Example: `  ` + Name + ` run --kubeconfig ~/.kube/config --namespace openshift-cnv
-  ` + Name + ` run --leader-elect --metrics-secure          # as deployed in a pod`,
+		Example: `  ` + cli.Name + ` run --kubeconfig ~/.kube/config --namespace openshift-cnv
+  ` + cli.Name + ` run --leader-elect --metrics-secure          # as deployed in a pod`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.LeaderElectionNamespace == "" {
 				cfg.LeaderElectionNamespace = os.Getenv("POD_NAMESPACE")
 			}
 			if err := cfg.Validate(); err != nil {
-				return &exitError{ExitError, err}
+				return cli.Exit(cli.ExitError, err)
 			}
 			rc, err := restConfig(kubeconfig)
 			if err != nil {
-				return &exitError{ExitError, err}
+				return cli.Exit(cli.ExitError, err)
 			}
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts), zap.WriteTo(cmd.ErrOrStderr())))
 			mgr, _, err := app.NewManager(rc, cfg)
 			if err != nil {
-				return &exitError{1, err}
+				return cli.Exit(1, err)
 			}
 			if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
-				return &exitError{1, err}
+				return cli.Exit(1, err)
 			}
 			return nil
 		},

@@ -1,4 +1,7 @@
-package engine
+// Package apply writes the engine's decisions to the cluster: server-side
+// apply behind the drift verdict and the anti-thrashing gate (Syncer), and
+// the one guarded deletion (Delete).
+package apply
 
 import (
 	"context"
@@ -12,11 +15,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/drift"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/jsonpointer"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/managedfields"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
@@ -41,16 +46,7 @@ type Syncer struct {
 // NamespaceRetry is how soon an object whose namespace is missing is tried again.
 var NamespaceRetry = time.Minute
 
-// ObjectKey identifies an object across kinds: "Kind/namespace/name", or
-// "Kind/name" when cluster-scoped (names hold no slash, so no two collide).
-func ObjectKey(u *unstructured.Unstructured) string {
-	if u.GetNamespace() == "" {
-		return u.GetKind() + "/" + u.GetName()
-	}
-	return u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
-}
-
-// Sync applies d.Desired when it differs from d.Live. d must be Included.
+// Sync applies d.Desired when it differs from d.Live. d must be engine.Included.
 //
 // Creating an object is not a correction and takes no write token;
 // re-creating one this process created or saw (someone keeps deleting it)
@@ -59,13 +55,13 @@ func ObjectKey(u *unstructured.Unstructured) string {
 // drifted field is now owned by another manager: someone changed what the
 // autopilot had set), else a dry-run first. While the object's bucket is
 // empty nothing is sent at all, not even a dry-run.
-func (s *Syncer) Sync(ctx context.Context, d *Decision) Result {
-	if d.Outcome != Included || d.Desired == nil {
-		return Result{Outcome: d.Outcome, Reason: d.Reason}
+func (s *Syncer) Sync(ctx context.Context, d *engine.Decision) engine.Result {
+	if d.Outcome != engine.Included || d.Desired == nil {
+		return engine.Result{Outcome: d.Outcome, Reason: d.Reason}
 	}
-	key := ObjectKey(d.Desired)
+	key := engine.ObjectKey(d.Desired)
 	if d.Live == nil {
-		res := Result{Drift: []string{"(object absent)"}}
+		res := engine.Result{Drift: []string{"(object absent)"}}
 		if s.wasCreated(key) {
 			// Someone keeps deleting what this process created (a prune,
 			// another controller): each re-creation of a MachineConfig is
@@ -75,7 +71,7 @@ func (s *Syncer) Sync(ctx context.Context, d *Decision) Result {
 			}
 		}
 		res = s.apply(ctx, d, res)
-		if res.Outcome == Applied {
+		if res.Outcome == engine.Applied {
 			s.markCreated(key)
 		}
 		return res
@@ -83,13 +79,13 @@ func (s *Syncer) Sync(ctx context.Context, d *Decision) Result {
 	s.markCreated(key) // it exists: should it vanish, re-creating it is a correction
 	diff := drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure)
 	if len(diff) == 0 {
-		return Result{Outcome: Unchanged}
+		return engine.Result{Outcome: engine.Unchanged}
 	}
 	stamp := s.stamp(d)
 	if s.isVerified(key, stamp) {
-		return Result{Outcome: Unchanged}
+		return engine.Result{Outcome: engine.Unchanged}
 	}
-	res := Result{Drift: diff}
+	res := engine.Result{Drift: diff}
 	var certain bool
 	res.Opponents, certain = opponents(d.Live, diff)
 	if wait := s.Throttle.Wait(key); wait > 0 {
@@ -98,11 +94,11 @@ func (s *Syncer) Sync(ctx context.Context, d *Decision) Result {
 	if !certain {
 		changes, err := s.dryRun(ctx, d)
 		if err != nil {
-			return Result{Outcome: Failed, Reason: fmt.Sprintf("server-side dry-run: %v", err), Err: err}
+			return engine.Result{Outcome: engine.Failed, Reason: fmt.Sprintf("server-side dry-run: %v", err), Err: err}
 		}
 		if !changes {
 			s.setVerified(key, stamp)
-			return Result{Outcome: Unchanged, Drift: diff}
+			return engine.Result{Outcome: engine.Unchanged, Drift: diff}
 		}
 	}
 	if ok, wait := s.Throttle.Allow(key); !ok {
@@ -111,34 +107,34 @@ func (s *Syncer) Sync(ctx context.Context, d *Decision) Result {
 	return s.apply(ctx, d, res)
 }
 
-func throttled(res Result, key string, wait time.Duration) Result {
-	res.Outcome, res.RetryAfter = Throttled, wait
+func throttled(res engine.Result, key string, wait time.Duration) engine.Result {
+	res.Outcome, res.RetryAfter = engine.Throttled, wait
 	// No remaining time in the message: it stays the same for the whole
 	// episode, so the Thrashing event is recorded once.
 	res.Reason = fmt.Sprintf("corrective writes to %s are paused: %s keep changing; writing resumes by itself when the write budget refills", key, fieldsAndManagers(res.Drift, res.Opponents))
 	return res
 }
 
-func (s *Syncer) apply(ctx context.Context, d *Decision, res Result) Result {
+func (s *Syncer) apply(ctx context.Context, d *engine.Decision, res engine.Result) engine.Result {
 	obj := d.Desired.DeepCopy()
 	if err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
 		client.FieldOwner(annotations.FieldManager), client.ForceOwnership); err != nil {
 		if ns := obj.GetNamespace(); d.Live == nil && ns != "" && apierrors.IsNotFound(err) {
 			// The operator that owns the kind creates its namespace; until
 			// it does, this is a missing dependency, not a failure.
-			res.Outcome, res.RetryAfter = MissingDependency, NamespaceRetry
+			res.Outcome, res.RetryAfter = engine.MissingDependency, NamespaceRetry
 			res.Reason = fmt.Sprintf("namespace %s does not exist (is its operator installed?)", ns)
 			return res
 		}
-		res.Outcome, res.Reason, res.Err = Failed, fmt.Sprintf("server-side apply: %v", err), err
+		res.Outcome, res.Reason, res.Err = engine.Failed, fmt.Sprintf("server-side apply: %v", err), err
 		return res
 	}
-	res.Outcome, res.Object = Applied, obj
+	res.Outcome, res.Object = engine.Applied, obj
 	if d.Live != nil && obj.GetResourceVersion() == d.Live.GetResourceVersion() {
 		// The server changed nothing: a verdict we believed certain was
 		// not. Remember it like a dry-run's, so it is never repeated.
-		s.setVerified(ObjectKey(d.Desired), s.stamp(d))
-		return Result{Outcome: Unchanged, Drift: res.Drift}
+		s.setVerified(engine.ObjectKey(d.Desired), s.stamp(d))
+		return engine.Result{Outcome: engine.Unchanged, Drift: res.Drift}
 	}
 	if d.Live == nil {
 		res.Reason = "created"
@@ -175,7 +171,7 @@ func (s *Syncer) markCreated(key string) {
 }
 
 // dryRun reports whether applying desired would change the live object.
-func (s *Syncer) dryRun(ctx context.Context, d *Decision) (bool, error) {
+func (s *Syncer) dryRun(ctx context.Context, d *engine.Decision) (bool, error) {
 	obj := d.Desired.DeepCopy()
 	if err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
 		client.FieldOwner(annotations.FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
@@ -193,7 +189,7 @@ func comparable(u *unstructured.Unstructured) map[string]any {
 	return c.Object
 }
 
-func (s *Syncer) stamp(d *Decision) string {
+func (s *Syncer) stamp(d *engine.Decision) string {
 	js, _ := d.Desired.MarshalJSON()
 	sum := sha256.Sum256(js)
 	return string(d.Live.GetUID()) + "/" + d.Live.GetResourceVersion() + "/" + hex.EncodeToString(sum[:8])
@@ -250,4 +246,21 @@ func fieldsAndManagers(diff, managers []string) string {
 		who = "field manager(s) " + strings.Join(managers, ", ")
 	}
 	return fmt.Sprintf("fields %s, changed by %s", strings.Join(diff, ", "), who)
+}
+
+// Delete deletes live if g allows it, with UID and resourceVersion
+// preconditions so a replaced or changed object survives. It returns
+// deleted=false with a reason when it refused; NotFound is success. Every
+// deletion path (switch off, tombstone) goes through it.
+func Delete(ctx context.Context, c client.Writer, g engine.Guard, live *unstructured.Unstructured) (bool, string, error) {
+	if ok, why := g.MayDelete(live); !ok {
+		return false, why, nil
+	}
+	uid, rv := live.GetUID(), live.GetResourceVersion()
+	err := c.Delete(ctx, live, client.Preconditions{UID: &uid, ResourceVersion: &rv},
+		client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, "", err
+	}
+	return true, "", nil
 }

@@ -1,4 +1,7 @@
-package preview
+// Package dryrun says what a reconcile would change on a live cluster:
+// each decision applied by server-side dry-run and diffed against the live
+// object, and the tombstones that would go (render --output diff).
+package dryrun
 
 import (
 	"context"
@@ -7,13 +10,14 @@ import (
 	"strconv"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
@@ -65,7 +69,7 @@ func Diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 		}
 	}
 	for _, t := range tombs {
-		live, err := get(ctx, c, t.Object)
+		live, err := gather.Object(ctx, c, t.Object)
 		if err != nil {
 			return nil, err
 		}
@@ -116,26 +120,13 @@ func deletion(asset string, live *unstructured.Unstructured, reason string) Obje
 
 // toYAML renders an object for diffing, without what every write changes.
 func toYAML(u *unstructured.Unstructured) string {
-	c := Redact(u).DeepCopy()
+	c := preview.Redact(u).DeepCopy()
 	for _, f := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"} {
 		unstructured.RemoveNestedField(c.Object, "metadata", f)
 	}
 	unstructured.RemoveNestedField(c.Object, "status")
 	y, _ := yaml.Marshal(c.Object)
 	return string(y)
-}
-
-func get(ctx context.Context, c client.Reader, ref *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(ref.GroupVersionKind())
-	err := c.Get(ctx, client.ObjectKeyFromObject(ref), u)
-	switch {
-	case apierrors.IsNotFound(err) || isNoMatch(err):
-		return nil, nil
-	case err != nil:
-		return nil, err
-	}
-	return u, nil
 }
 
 // DisruptionSummary says what applying diffs would do to nodes: per pool,

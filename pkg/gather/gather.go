@@ -1,4 +1,8 @@
-package rendercontext
+// Package gather reads what a RenderContext is built from (the HCO, CRDs,
+// Nodes, OpenShift config, storage and the objects templates look up)
+// from a cluster, through a client.Reader: the controller's cache or, for
+// render --kubeconfig, the API server.
+package gather
 
 import (
 	"context"
@@ -12,39 +16,24 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
-// Well-known object identities read into a RenderContext.
-var (
-	HCOGVK            = schema.GroupVersionKind{Group: HCOGroup, Version: HCOVersion, Kind: HCOKind}
-	InfrastructureGVK = schema.GroupVersionKind{Group: "config.openshift.io", Version: "v1", Kind: "Infrastructure"}
-	KubeletConfigGVK  = schema.GroupVersionKind{Group: "machineconfiguration.openshift.io", Version: "v1", Kind: "KubeletConfig"}
-	PoolGVK           = schema.GroupVersionKind{Group: "machineconfiguration.openshift.io", Version: "v1", Kind: "MachineConfigPool"}
-	SchedulerGVK      = schema.GroupVersionKind{Group: "config.openshift.io", Version: "v1", Kind: "Scheduler"}
-)
-
-// Optional OpenShift config CRDs; their objects are read only when installed.
-const (
-	InfrastructureCRD = "infrastructures.config.openshift.io"
-	KubeletConfigCRD  = "kubeletconfigs.machineconfiguration.openshift.io"
-	PoolCRD           = "machineconfigpools.machineconfiguration.openshift.io"
-	SchedulerCRD      = "schedulers.config.openshift.io"
-)
-
-// Gather reads Facts through r. The HCO is required (NotFound is returned
+// Facts reads the RenderContext facts through r. The HCO is required (NotFound is returned
 // as is, with the CRDs already filled in, so callers can idle and still
 // watch for it); OpenShift config objects are read only when their CRD is
 // among the listed CRDs. reads are the objects templates look up
 // (Reads(catalog)); operand images come from the process environment.
-func Gather(ctx context.Context, r client.Reader, namespace string, reads []ObjectKey) (Facts, error) {
-	f := Facts{Namespace: namespace, Images: ImagesFromEnv(os.Environ())}
+func Facts(ctx context.Context, r client.Reader, namespace string, reads []rendercontext.ObjectKey) (rendercontext.Facts, error) {
+	f := rendercontext.Facts{Namespace: namespace, Images: rendercontext.ImagesFromEnv(os.Environ())}
 	// CRDs first: even without an HCO, callers need them to know what to watch.
 	var crds apiextensionsv1.CustomResourceDefinitionList
 	if err := r.List(ctx, &crds); err != nil {
 		return f, fmt.Errorf("list CRDs: %w", err)
 	}
 	f.CRDs = crds.Items
-	hco, err := GetHCO(ctx, r, namespace)
+	hco, err := HCO(ctx, r, namespace)
 	if err != nil {
 		return f, err
 	}
@@ -54,13 +43,13 @@ func Gather(ctx context.Context, r client.Reader, namespace string, reads []Obje
 	for i := range crds.Items {
 		has[crds.Items[i].Name] = true
 	}
-	if has[InfrastructureCRD] {
-		if f.Infrastructure, err = getOptional(ctx, r, InfrastructureGVK, "cluster"); err != nil {
+	if has[rendercontext.InfrastructureCRD] {
+		if f.Infrastructure, err = getOptional(ctx, r, rendercontext.InfrastructureGVK, "cluster"); err != nil {
 			return f, err
 		}
 	}
-	if has[SchedulerCRD] {
-		if f.Scheduler, err = getOptional(ctx, r, SchedulerGVK, "cluster"); err != nil {
+	if has[rendercontext.SchedulerCRD] {
+		if f.Scheduler, err = getOptional(ctx, r, rendercontext.SchedulerGVK, "cluster"); err != nil {
 			return f, err
 		}
 	}
@@ -68,21 +57,21 @@ func Gather(ctx context.Context, r client.Reader, namespace string, reads []Obje
 	// KubeletConfig selecting a pool the autopilot configures clashes with
 	// the autopilot's. A failed list is kept as an unknown, never as "none":
 	// only the assets that need it fail.
-	if has[KubeletConfigCRD] {
-		f.KubeletConfigs, f.KubeletConfigsErr = listAll(ctx, r, KubeletConfigGVK)
-		if has[PoolCRD] && f.KubeletConfigsErr == nil {
-			f.Pools, f.KubeletConfigsErr = listAll(ctx, r, PoolGVK)
+	if has[rendercontext.KubeletConfigCRD] {
+		f.KubeletConfigs, f.KubeletConfigsErr = listAll(ctx, r, rendercontext.KubeletConfigGVK)
+		if has[rendercontext.PoolCRD] && f.KubeletConfigsErr == nil {
+			f.Pools, f.KubeletConfigsErr = listAll(ctx, r, rendercontext.PoolGVK)
 		}
 	}
-	if has[StorageProfileCRD] {
-		f.StorageProfiles, f.StorageProfilesErr = listAll(ctx, r, StorageProfileGVK)
+	if has[rendercontext.StorageProfileCRD] {
+		f.StorageProfiles, f.StorageProfilesErr = listAll(ctx, r, rendercontext.StorageProfileGVK)
 	}
 	served := map[schema.GroupKind]bool{}
 	for i := range crds.Items {
 		served[schema.GroupKind{Group: crds.Items[i].Spec.Group, Kind: crds.Items[i].Spec.Names.Kind}] = true
 	}
 	f.Objects, f.ObjectErrs = readObjects(ctx, r, reads, served)
-	f.StorageClasses, f.StorageClassesErr = listAll(ctx, r, StorageClassGVK)
+	f.StorageClasses, f.StorageClassesErr = listAll(ctx, r, rendercontext.StorageClassGVK)
 	var nodes corev1.NodeList
 	if err := r.List(ctx, &nodes); err != nil {
 		return f, fmt.Errorf("list nodes: %w", err)
@@ -91,11 +80,11 @@ func Gather(ctx context.Context, r client.Reader, namespace string, reads []Obje
 	return f, nil
 }
 
-// GetHCO reads the HyperConverged object of namespace.
-func GetHCO(ctx context.Context, r client.Reader, namespace string) (*unstructured.Unstructured, error) {
+// HCO reads the HyperConverged object of namespace.
+func HCO(ctx context.Context, r client.Reader, namespace string) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(HCOGVK)
-	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: HCOName}, u); err != nil {
+	u.SetGroupVersionKind(rendercontext.HCOGVK)
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: rendercontext.HCOName}, u); err != nil {
 		return nil, err
 	}
 	return u, nil
@@ -118,11 +107,11 @@ func getOptional(ctx context.Context, r client.Reader, gvk schema.GroupVersionKi
 // readObjects reads each declared object whose kind is served (a core kind,
 // or one whose CRD is installed); a failed read is kept as an error, so
 // only the assets reading it fail.
-func readObjects(ctx context.Context, r client.Reader, reads []ObjectKey, served map[schema.GroupKind]bool) (map[ObjectKey]*unstructured.Unstructured, map[ObjectKey]error) {
-	objs := make(map[ObjectKey]*unstructured.Unstructured, len(reads))
-	var errs map[ObjectKey]error
+func readObjects(ctx context.Context, r client.Reader, reads []rendercontext.ObjectKey, served map[schema.GroupKind]bool) (map[rendercontext.ObjectKey]*unstructured.Unstructured, map[rendercontext.ObjectKey]error) {
+	objs := make(map[rendercontext.ObjectKey]*unstructured.Unstructured, len(reads))
+	var errs map[rendercontext.ObjectKey]error
 	for _, k := range reads {
-		if !BuiltIn(k.GVK) && !served[k.GVK.GroupKind()] {
+		if !rendercontext.BuiltIn(k.GVK) && !served[k.GVK.GroupKind()] {
 			objs[k] = nil // its CRD is not installed: nothing to read
 			continue
 		}
@@ -136,16 +125,13 @@ func readObjects(ctx context.Context, r client.Reader, reads []ObjectKey, served
 			objs[k] = nil
 		default:
 			if errs == nil {
-				errs = map[ObjectKey]error{}
+				errs = map[rendercontext.ObjectKey]error{}
 			}
 			errs[k] = err
 		}
 	}
 	return objs, errs
 }
-
-// HCOCRD is the HyperConverged CRD's name.
-const HCOCRD = "hyperconvergeds.hco.kubevirt.io"
 
 // listAll lists every object of a kind; a kind that is not served lists
 // nothing.
@@ -163,4 +149,32 @@ func listAll(ctx context.Context, r client.Reader, gvk schema.GroupVersionKind) 
 		out = append(out, &list.Items[i])
 	}
 	return out, nil
+}
+
+// LiveReader reads live objects straight from a cluster (the CLI has no
+// cache); it implements engine.LiveReader.
+type LiveReader struct{ Reader client.Reader }
+
+// Live implements engine.LiveReader.
+func (l LiveReader) Live(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	ref := &unstructured.Unstructured{}
+	ref.SetGroupVersionKind(gvk)
+	ref.SetNamespace(namespace)
+	ref.SetName(name)
+	return Object(ctx, l.Reader, ref)
+}
+
+// Object reads the live copy of ref: nil when it does not exist or its kind
+// is not served.
+func Object(ctx context.Context, r client.Reader, ref *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(ref.GroupVersionKind())
+	err := r.Get(ctx, client.ObjectKeyFromObject(ref), u)
+	switch {
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return u, nil
 }

@@ -1,4 +1,4 @@
-package engine_test
+package apply_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/apply"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
@@ -74,7 +75,7 @@ var kubectlOwnsK = metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation:
 func TestSyncCreateTakesNoToken(t *testing.T) {
 	srv := &server{answer: func(_ bool, sent *unstructured.Unstructured) (*unstructured.Unstructured, error) { return sent, nil }}
 	th := throttle.New(throttle.Config{Burst: 1, Refill: time.Hour})
-	s := &engine.Syncer{Client: srv.client(), Throttle: th}
+	s := &apply.Syncer{Client: srv.client(), Throttle: th}
 	if res := s.Sync(context.Background(), decision(nil, "v")); res.Outcome != engine.Applied || res.Reason != "created" {
 		t.Fatalf("%+v", res)
 	}
@@ -101,7 +102,7 @@ func TestSyncCreateTakesNoToken(t *testing.T) {
 
 func TestSyncCertainVerdictIsOneRequest(t *testing.T) {
 	srv := &server{answer: func(_ bool, sent *unstructured.Unstructured) (*unstructured.Unstructured, error) { return sent, nil }}
-	s := &engine.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{Burst: 1, Refill: time.Hour})}
+	s := &apply.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{Burst: 1, Refill: time.Hour})}
 	res := s.Sync(context.Background(), decision(liveCM("edited", "2", kubectlOwnsK), "v"))
 	if res.Outcome != engine.Applied || len(res.Opponents) != 1 || res.Opponents[0] != "kubectl-edit" {
 		t.Fatalf("%+v", res)
@@ -127,7 +128,7 @@ func TestSyncDryRunVerdictIsRemembered(t *testing.T) {
 	srv := &server{answer: func(_ bool, _ *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		return live.DeepCopy(), nil
 	}}
-	s := &engine.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{})}
+	s := &apply.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{})}
 	for i := 0; i < 3; i++ {
 		if res := s.Sync(context.Background(), decision(live.DeepCopy(), "v")); res.Outcome != engine.Unchanged {
 			t.Fatalf("pass %d: %+v", i, res)
@@ -148,8 +149,8 @@ func TestSyncMissingNamespaceAndFailure(t *testing.T) {
 	srv := &server{answer: func(bool, *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "ns")
 	}}
-	s := &engine.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{})}
-	if res := s.Sync(context.Background(), decision(nil, "v")); res.Outcome != engine.MissingDependency || res.RetryAfter != engine.NamespaceRetry {
+	s := &apply.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{})}
+	if res := s.Sync(context.Background(), decision(nil, "v")); res.Outcome != engine.MissingDependency || res.RetryAfter != apply.NamespaceRetry {
 		t.Fatalf("a missing namespace is a missing dependency: %+v", res)
 	}
 	srv.answer = func(bool, *unstructured.Unstructured) (*unstructured.Unstructured, error) {

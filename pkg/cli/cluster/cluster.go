@@ -1,0 +1,109 @@
+// Package cluster holds the commands that talk to a cluster: run (the
+// controller) and render --kubeconfig. It links the API client and the
+// controller machinery, which the offline command line (package cli)
+// leaves out; cmd/virt-platform-autopilot-cluster serves it.
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/cli"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/dryrun"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+)
+
+// Commands are the cluster commands for cli.Execute.
+func Commands() cli.Cluster {
+	return cli.Cluster{Run: newRunCommand, Source: source}
+}
+
+// Execute runs the whole command line, cluster commands included.
+func Execute(args []string, stdout, stderr io.Writer) int {
+	return cli.Execute(args, stdout, stderr, Commands())
+}
+
+// Render runs 'render args...' (offline or against a cluster) and returns
+// the exit code; tests use it.
+func Render(args []string, stdout, stderr io.Writer) int {
+	return Execute(append([]string{"render"}, args...), stdout, stderr)
+}
+
+// NewRootCommand is the whole command tree.
+func NewRootCommand() *cobra.Command {
+	return cli.NewRootCommand(Commands(), nil)
+}
+
+// live is render's Source against a cluster.
+type live struct {
+	c         client.Client
+	namespace string
+}
+
+func source(kubeconfig, namespace string) (cli.Source, error) {
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		if errors.Is(err, errNoCluster) {
+			return nil, fmt.Errorf("no input: give --hco-file to render offline, or --kubeconfig (or KUBECONFIG, or run in a pod) to read a cluster")
+		}
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: app.Scheme()})
+	if err != nil {
+		return nil, err
+	}
+	return live{c: c, namespace: namespace}, nil
+}
+
+func (l live) Read(ctx context.Context, cat *catalog.Catalog) (cli.Input, error) {
+	facts, err := gather.Facts(ctx, l.c, l.namespace, rendercontext.Reads(cat))
+	if err != nil {
+		return cli.Input{}, fmt.Errorf("read HCO %s/%s and cluster facts: %w", l.namespace, rendercontext.HCOName, err)
+	}
+	return cli.Input{Facts: facts, Live: gather.LiveReader{Reader: l.c}}, nil
+}
+
+func (l live) Diff(ctx context.Context, rc *rendercontext.RenderContext, ds []engine.Decision, deletions bool, stdout io.Writer) error {
+	_, tombs, err := app.LoadEmbedded()
+	if err != nil {
+		return err
+	}
+	if !deletions {
+		tombs = nil
+	}
+	diffs, err := dryrun.Diff(ctx, l.c, rc, ds, tombs)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	changes := 0
+	for _, d := range diffs {
+		fmt.Fprintf(&b, "%s %s", d.Object, d.Change)
+		if d.Reason != "" {
+			fmt.Fprintf(&b, " (%s)", d.Reason)
+		}
+		fmt.Fprintln(&b)
+		if d.Change != dryrun.Unchanged {
+			changes++
+			b.WriteString(d.Diff)
+		}
+	}
+	b.WriteString("\n" + dryrun.DisruptionSummary(diffs, rc.Topology))
+	if _, err := stdout.Write(b.Bytes()); err != nil {
+		return err
+	}
+	if changes > 0 {
+		return cli.Exit(cli.ExitChanges, nil)
+	}
+	return nil
+}
