@@ -3,9 +3,10 @@ package assets
 
 import "embed"
 
-// FS holds metadata.yaml, every template it names and tombstones/.
+// FS holds metadata.yaml (and its compiled form, see catalog.CompiledSuffix),
+// every template it names and tombstones/.
 //
-//go:embed metadata.yaml hco machine-config descheduler kubelet node-health operators observability logging in-flight-operations kubevirt-metrics-exporter tombstones
+//go:embed metadata.yaml metadata.yaml.compiled.json hco machine-config descheduler kubelet node-health operators observability logging in-flight-operations kubevirt-metrics-exporter tombstones
 var FS embed.FS
 
 // CatalogPath is the catalog's path inside FS.

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -26,11 +27,30 @@ const (
 func main() {
 	docs := flag.String("assets-doc", "docs/assets.md", "asset reference to write")
 	readme := flag.String("readme", "README.md", "README whose asset table to refresh")
+	compiled := flag.String("compiled-catalog", filepath.Join("assets", assets.CatalogPath+catalog.CompiledSuffix), "compiled catalog to write")
 	flag.Parse()
+	if err := compile(*compiled); err != nil {
+		fmt.Fprintln(os.Stderr, "docs-gen:", err)
+		os.Exit(1)
+	}
 	if err := run(*docs, *readme); err != nil {
 		fmt.Fprintln(os.Stderr, "docs-gen:", err)
 		os.Exit(1)
 	}
+}
+
+// compile writes the compiled catalog from the YAML on disk (not the
+// embedded copy, which is this program's build's).
+func compile(path string) error {
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(path), assets.CatalogPath))
+	if err != nil {
+		return err
+	}
+	out, err := catalog.Compile(raw)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o644)
 }
 
 func run(docsPath, readmePath string) error {

@@ -121,15 +121,32 @@ func Load(fsys fs.FS, path string) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read catalog: %w", err)
 	}
+	if c, ok := loadCompiled(fsys, path, raw); ok {
+		return c.finish(fsys)
+	}
 	return Parse(fsys, raw)
 }
 
-// Parse validates raw catalog YAML; template paths are checked against fsys.
+// Parse parses and validates the catalog YAML raw; fsys holds the
+// templates it names (nil skips checking them).
 func Parse(fsys fs.FS, raw []byte) (*Catalog, error) {
+	c, err := decodeYAML(raw)
+	if err != nil {
+		return nil, err
+	}
+	return c.finish(fsys)
+}
+
+func decodeYAML(raw []byte) (*Catalog, error) {
 	var c Catalog
 	if err := yaml.UnmarshalStrict(bytes.TrimSpace(raw), &c); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
+	return &c, nil
+}
+
+// finish validates c and sorts its assets into reconcile order.
+func (c *Catalog) finish(fsys fs.FS) (*Catalog, error) {
 	if len(c.Assets) == 0 {
 		return nil, fmt.Errorf("catalog: no assets")
 	}
@@ -156,7 +173,7 @@ func Parse(fsys fs.FS, raw []byte) (*Catalog, error) {
 		}
 		return c.Assets[i].Name < c.Assets[j].Name
 	})
-	return &c, nil
+	return c, nil
 }
 
 func validate(fsys fs.FS, a *Asset) error {

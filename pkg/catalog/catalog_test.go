@@ -1,6 +1,9 @@
 package catalog_test
 
 import (
+	"bytes"
+	"io/fs"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -63,5 +66,54 @@ assets: [{name: a, feature: f, path: t.yaml.tpl, component: X, tier: 1, reconcil
 				t.Fatalf("want error containing %q, got %v", tc.want, err)
 			}
 		})
+	}
+}
+
+// The compiled catalog is the YAML's, byte for byte as make generate
+// writes it, and loads to the same catalog.
+func TestCompiledCatalogIsCurrent(t *testing.T) {
+	raw, err := fs.ReadFile(assets.FS, assets.CatalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := catalog.Compile(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := fs.ReadFile(assets.FS, assets.CatalogPath+catalog.CompiledSuffix)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("assets/%s%s is stale or missing (%v): run 'make generate'", assets.CatalogPath, catalog.CompiledSuffix, err)
+	}
+	fromYAML, err := catalog.Parse(assets.FS, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromYAML, loaded) {
+		t.Fatal("the compiled catalog loads differently from its YAML")
+	}
+	// A compiled form of other YAML is ignored, not trusted.
+	stale := fstest.MapFS{}
+	err = fs.WalkDir(assets.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(assets.FS, p)
+		stale[p] = &fstest.MapFile{Data: b}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale[assets.CatalogPath].Data = bytes.Replace(raw, []byte("maturity: ga"), []byte("maturity: tech-preview"), 1)
+	c, err := catalog.Load(stale, assets.CatalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Features[0].Maturity != "tech-preview" {
+		t.Fatalf("a stale compiled catalog was used: %+v", c.Features[0])
 	}
 }
