@@ -286,6 +286,10 @@ func decodeOne(path string, out []byte) (*unstructured.Unstructured, error) {
 			continue
 		}
 		docs++
+		if obj, ok := decodeFast([]byte(doc)); ok {
+			u.Object = obj
+			continue
+		}
 		// Through JSON so integers stay int64, as the API machinery expects.
 		js, err := yaml.YAMLToJSON([]byte(doc))
 		if err != nil {

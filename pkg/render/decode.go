@@ -1,0 +1,100 @@
+package render
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	yamlv2 "go.yaml.in/yaml/v2"
+)
+
+// decodeFast decodes one YAML document into the object the JSON route
+// (sigs.k8s.io/yaml to JSON, then the API machinery's JSON decoder) yields,
+// without writing and reading the JSON: integers as int64, other numbers
+// as float64, keys as strings. Anything that route treats specially (a
+// non-string key that could collide, an integer beyond int64, NaN or
+// infinity, invalid UTF-8, a document that is not a mapping) reports ok
+// false, and the caller takes the JSON route. A test holds both routes
+// equal over every asset and the unusual scalars.
+func decodeFast(doc []byte) (obj map[string]any, ok bool) {
+	var v any
+	if err := yamlv2.Unmarshal(doc, &v); err != nil {
+		return nil, false
+	}
+	out, ok := jsonable(v)
+	if !ok {
+		return nil, false
+	}
+	obj, ok = out.(map[string]any)
+	return obj, ok
+}
+
+func jsonable(v any) (any, bool) {
+	switch t := v.(type) {
+	case nil, bool:
+		return t, true
+	case string:
+		return t, utf8.ValidString(t)
+	case int:
+		return int64(t), true
+	case int64:
+		return t, true
+	case uint64:
+		if t > math.MaxInt64 {
+			return nil, false
+		}
+		return int64(t), true
+	case float64:
+		return number(t)
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			var ok bool
+			if out[i], ok = jsonable(e); !ok {
+				return nil, false
+			}
+		}
+		return out, true
+	case map[any]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			var key string
+			switch kt := k.(type) {
+			case string:
+				key = kt
+			case int:
+				key = strconv.Itoa(kt)
+			case bool:
+				key = strconv.FormatBool(kt)
+			default:
+				return nil, false
+			}
+			if _, dup := out[key]; dup {
+				return nil, false
+			}
+			val, ok := jsonable(e)
+			if !ok {
+				return nil, false
+			}
+			out[key] = val
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// number is what encoding/json writes for f and the API machinery reads
+// back: an integral value written without exponent (|f| < 1e21) that fits
+// int64 comes back as int64.
+func number(f float64) (any, bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, false
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		if f >= math.MinInt64 && f < math.MaxInt64 {
+			return int64(f), true
+		}
+		return nil, false
+	}
+	return f, true
+}
