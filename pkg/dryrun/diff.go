@@ -12,11 +12,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/objyaml"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
@@ -125,7 +125,7 @@ func toYAML(u *unstructured.Unstructured) string {
 		unstructured.RemoveNestedField(c.Object, "metadata", f)
 	}
 	unstructured.RemoveNestedField(c.Object, "status")
-	y, _ := yaml.Marshal(c.Object)
+	y, _ := objyaml.Marshal(c.Object)
 	return string(y)
 }
 

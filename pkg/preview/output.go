@@ -8,7 +8,8 @@ import (
 	"text/tabwriter"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/objyaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
@@ -73,7 +74,7 @@ func WriteYAML(w io.Writer, entries []Entry) error {
 		if e.Object == nil {
 			continue
 		}
-		y, err := yaml.Marshal(e.Object)
+		y, err := objyaml.Marshal(e.Object)
 		if err != nil {
 			return err
 		}

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/objyaml"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/reservation"
 )
@@ -286,7 +287,7 @@ func decodeOne(path string, out []byte) (*unstructured.Unstructured, error) {
 			continue
 		}
 		docs++
-		if obj, ok := decodeFast([]byte(doc)); ok {
+		if obj, ok := objyaml.Decode([]byte(doc)); ok {
 			u.Object = obj
 			continue
 		}

@@ -1,19 +1,14 @@
-package render
+package objyaml
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
-
-	"github.com/kubevirt/virt-platform-autopilot/assets"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
-// viaJSON is the route decodeFast stands in for.
+// viaJSON is the route Decode stands in for.
 func viaJSON(t *testing.T, doc string) (map[string]any, error) {
 	t.Helper()
 	js, err := yaml.YAMLToJSON([]byte(doc))
@@ -27,7 +22,7 @@ func viaJSON(t *testing.T, doc string) (map[string]any, error) {
 	return u.Object, nil
 }
 
-func TestDecodeFastEqualsTheJSONRoute(t *testing.T) {
+func TestDecodeEqualsTheJSONRoute(t *testing.T) {
 	base := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
 	jsonRoute := 0
 	for _, extra := range []string{
@@ -44,7 +39,7 @@ func TestDecodeFastEqualsTheJSONRoute(t *testing.T) {
 	} {
 		doc := base + extra
 		want, wantErr := viaJSON(t, doc)
-		got, ok := decodeFast([]byte(doc))
+		got, ok := Decode([]byte(doc))
 		if !ok {
 			jsonRoute++
 			continue // the caller takes the JSON route: equal by construction
@@ -52,57 +47,36 @@ func TestDecodeFastEqualsTheJSONRoute(t *testing.T) {
 		if wantErr != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("%q:\nfast %#v\njson %#v (%v)", extra, got, want, wantErr)
 		}
+		wantYAML, _ := yaml.Marshal(want)
+		if gotYAML, err := Marshal(got); err != nil || string(gotYAML) != string(wantYAML) {
+			t.Errorf("%q: writes\n%s\nwant\n%s", extra, gotYAML, wantYAML)
+		}
 	}
 	// Those with a NaN, an integer beyond int64, or colliding keys.
 	if jsonRoute != 3 {
 		t.Errorf("%d documents took the JSON route, want 3", jsonRoute)
 	}
-	if _, ok := decodeFast([]byte("- a\n- b\n")); ok {
+	if _, ok := Decode([]byte("- a\n- b\n")); ok {
 		t.Error("a sequence document must take the JSON route (not an object)")
 	}
 }
 
-// Every template, rendered in every context the goldens use, decodes the
-// same both ways.
-func TestDecodeFastOverEveryAsset(t *testing.T) {
-	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := New(assets.FS)
-	fast := 0
-	for _, a := range cat.Assets {
-		s := r.take()
-		tpl, err := r.template(s, a.Path)
+
+// What the direct route cannot write the same takes the JSON route.
+func TestMarshalUnusualValues(t *testing.T) {
+	for _, obj := range []map[string]any{
+		{"f": 2.0, "g": 1e21, "h": 0.5},
+		{"s": "bad \xff utf-8", "n": int32(3)},
+		{"nested": map[string]any{"list": []any{int64(1), 2.0, "x", nil, true}}},
+		{"a10": 1, "a9": 2, "b": map[string]any{}, "c": []any{}},
+	} {
+		want, err := yaml.Marshal(obj)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.rc = &rendercontext.RenderContext{Namespace: "openshift-cnv", AssumeAllKinds: true}
-		var b strings.Builder
-		err = tpl.Execute(&b, Data{Namespace: "openshift-cnv", HCO: map[string]any{}, Params: a.Params, Images: map[string]string{}})
-		r.give(s)
-		if err != nil {
-			continue // needs a richer context; the goldens cover it
+		got, err := Marshal(obj)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%v: writes\n%s\nwant\n%s", obj, got, want)
 		}
-		for _, doc := range strings.Split(b.String(), "\n---") {
-			if strings.TrimSpace(stripComments(doc)) == "" {
-				continue
-			}
-			want, err := viaJSON(t, doc)
-			if err != nil {
-				t.Fatalf("%s: %v", a.Name, err)
-			}
-			got, ok := decodeFast([]byte(doc))
-			if !ok {
-				continue
-			}
-			fast++
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: decodes differently", a.Name)
-			}
-		}
-	}
-	if fast < len(cat.Assets)/2 {
-		t.Errorf("only %d of %d assets took the fast route", fast, len(cat.Assets))
 	}
 }

@@ -1,4 +1,10 @@
-package render
+// Package objyaml converts between YAML and API objects as the API
+// machinery holds them (map[string]any with int64, float64, string, bool,
+// nil, []any), directly. sigs.k8s.io/yaml goes through JSON both ways,
+// which was most of an offline render's time; these functions give the
+// same result and say when they cannot (ok false, or the JSON route used),
+// so callers keep that route for the unusual cases.
+package objyaml
 
 import (
 	"math"
@@ -6,17 +12,17 @@ import (
 	"unicode/utf8"
 
 	yamlv2 "go.yaml.in/yaml/v2"
+	"sigs.k8s.io/yaml"
 )
 
-// decodeFast decodes one YAML document into the object the JSON route
+// Decode decodes one YAML document into the object the JSON route
 // (sigs.k8s.io/yaml to JSON, then the API machinery's JSON decoder) yields,
 // without writing and reading the JSON: integers as int64, other numbers
 // as float64, keys as strings. Anything that route treats specially (a
 // non-string key that could collide, an integer beyond int64, NaN or
 // infinity, invalid UTF-8, a document that is not a mapping) reports ok
-// false, and the caller takes the JSON route. A test holds both routes
-// equal over every asset and the unusual scalars.
-func decodeFast(doc []byte) (obj map[string]any, ok bool) {
+// false, and the caller takes the JSON route.
+func Decode(doc []byte) (obj map[string]any, ok bool) {
 	var v any
 	if err := yamlv2.Unmarshal(doc, &v); err != nil {
 		return nil, false
@@ -97,4 +103,42 @@ func number(f float64) (any, bool) {
 		return nil, false
 	}
 	return f, true
+}
+
+// Marshal writes obj as sigs.k8s.io/yaml.Marshal does (keys sorted, the
+// same scalars), without the JSON round trip when obj holds only the API
+// machinery's types.
+func Marshal(obj map[string]any) ([]byte, error) {
+	if plain(obj) {
+		return yamlv2.Marshal(obj)
+	}
+	return yaml.Marshal(obj)
+}
+
+// plain reports whether v holds only what JSON would write back unchanged.
+func plain(v any) bool {
+	switch t := v.(type) {
+	case nil, bool, int64:
+		return true
+	case string:
+		return utf8.ValidString(t)
+	case float64:
+		// An integral float is written by JSON as an integer.
+		return !math.IsNaN(t) && !math.IsInf(t, 0) && t != math.Trunc(t)
+	case []any:
+		for _, e := range t {
+			if !plain(e) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for _, e := range t {
+			if !plain(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -1,0 +1,78 @@
+package render
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/assets"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/objyaml"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+)
+
+// viaJSON is the route decodeFast stands in for.
+func viaJSON(t *testing.T, doc string) (map[string]any, error) {
+	t.Helper()
+	js, err := yaml.YAMLToJSON([]byte(doc))
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(js); err != nil {
+		return nil, err
+	}
+	return u.Object, nil
+}
+
+// Every template, rendered in a plain context, decodes and writes the same
+// both ways.
+func TestDecodeFastOverEveryAsset(t *testing.T) {
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New(assets.FS)
+	fast := 0
+	for _, a := range cat.Assets {
+		s := r.take()
+		tpl, err := r.template(s, a.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.rc = &rendercontext.RenderContext{Namespace: "openshift-cnv", AssumeAllKinds: true}
+		var b strings.Builder
+		err = tpl.Execute(&b, Data{Namespace: "openshift-cnv", HCO: map[string]any{}, Params: a.Params, Images: map[string]string{}})
+		r.give(s)
+		if err != nil {
+			continue // needs a richer context; the goldens cover it
+		}
+		for _, doc := range strings.Split(b.String(), "\n---") {
+			if strings.TrimSpace(stripComments(doc)) == "" {
+				continue
+			}
+			want, err := viaJSON(t, doc)
+			if err != nil {
+				t.Fatalf("%s: %v", a.Name, err)
+			}
+			got, ok := objyaml.Decode([]byte(doc))
+			if !ok {
+				continue
+			}
+			fast++
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: decodes differently", a.Name)
+			}
+			wantYAML, _ := yaml.Marshal(want)
+			if gotYAML, err := objyaml.Marshal(got); err != nil || string(gotYAML) != string(wantYAML) {
+				t.Errorf("%s: writes differently (%v):\n%s\nwant\n%s", a.Name, err, gotYAML, wantYAML)
+			}
+		}
+	}
+	if fast < len(cat.Assets)/2 {
+		t.Errorf("only %d of %d assets took the fast route", fast, len(cat.Assets))
+	}
+}
