@@ -61,7 +61,6 @@ func TestDecodeEqualsTheJSONRoute(t *testing.T) {
 	}
 }
 
-
 // What the direct route cannot write the same takes the JSON route.
 func TestMarshalUnusualValues(t *testing.T) {
 	for _, obj := range []map[string]any{
