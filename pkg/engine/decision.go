@@ -70,6 +70,10 @@ type Decision struct {
 	// stopped holding. Only then may an opt-in asset's objects go.
 	IntentOff bool
 	// Rendered is the template output (the baseline), when rendering ran.
+	// For an asset that will not be applied (Inactive, waiting) it is only
+	// the head that names the object (render.RenderHead: apiVersion, kind,
+	// metadata; spec for pool-selecting kinds), enough to find, keep or
+	// remove what the asset created.
 	Rendered *unstructured.Unstructured
 	// Desired is Rendered after the user patch and mask, stamped with the
 	// managed-by label: exactly what would be applied. Set when Included.

@@ -45,14 +45,14 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		if c.Type == catalog.CondImage {
 			d.Reason = fmt.Sprintf("waiting for the operand image %s: set %s on the autopilot's Deployment (OLM sets it from the bundle)", c.Name, catalog.ImageEnv(c.Name))
 		}
-		d.Rendered, _ = e.Renderer.Render(a.Path, rc, a.Params, nil)
+		d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
 		return d
 	}
 	if ok, why, intentOff := ConditionsHold(a, rc); !ok {
 		d.Outcome, d.Reason, d.IntentOff = Inactive, why, intentOff
 		// Still render (best effort) so the caller knows which object the
 		// asset owns, to remove or retain it.
-		d.Rendered, _ = e.Renderer.Render(a.Path, rc, a.Params, nil)
+		d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
 		e.inactive(ctx, &d, rc, live)
 		return d
 	}

@@ -101,6 +101,29 @@ func (r *Renderer) UsesLive(path string) bool {
 // Render renders the template at path into one object. live is the
 // object's current state, or nil.
 func (r *Renderer) Render(path string, rc *rendercontext.RenderContext, params map[string]string, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out, err := r.execute(path, rc, params, live)
+	if err != nil {
+		return nil, err
+	}
+	return r.decode(path, out, false)
+}
+
+// RenderHead renders the template at path and decodes only what names its
+// object: apiVersion, kind and metadata, and spec for the kinds whose node
+// pool a selector there names (PoolSelectorKinds). It is for objects that
+// will not be applied (an inactive or waiting asset: which object would it
+// own?), and skips decoding the rest, most of a render's cost. A document
+// whose top level it cannot split is decoded whole.
+func (r *Renderer) RenderHead(path string, rc *rendercontext.RenderContext, params map[string]string) (*unstructured.Unstructured, error) {
+	out, err := r.execute(path, rc, params, nil)
+	if err != nil {
+		return nil, err
+	}
+	return r.decode(path, out, true)
+}
+
+// execute renders the template at path to bytes.
+func (r *Renderer) execute(path string, rc *rendercontext.RenderContext, params map[string]string, live *unstructured.Unstructured) ([]byte, error) {
 	s := r.take()
 	defer r.give(s)
 	t, err := r.template(s, path)
@@ -127,7 +150,7 @@ func (r *Renderer) Render(path string, rc *rendercontext.RenderContext, params m
 	if err := t.Execute(&buf, data); err != nil {
 		return nil, fmt.Errorf("render %s: %w", path, err)
 	}
-	return r.decode(path, buf.Bytes())
+	return buf.Bytes(), nil
 }
 
 // take returns a set no other render uses.
@@ -152,10 +175,13 @@ func (r *Renderer) give(s *set) {
 }
 
 // decode decodes out, or returns a copy of what the same bytes decoded to.
-func (r *Renderer) decode(path string, out []byte) (*unstructured.Unstructured, error) {
+func (r *Renderer) decode(path string, out []byte, headOnly bool) (*unstructured.Unstructured, error) {
 	h := sha256.New()
 	h.Write([]byte(path))
 	h.Write([]byte{0})
+	if headOnly {
+		h.Write([]byte("head\x00"))
+	}
 	h.Write(out)
 	var key [sha256.Size]byte
 	h.Sum(key[:0])
@@ -164,6 +190,11 @@ func (r *Renderer) decode(path string, out []byte) (*unstructured.Unstructured, 
 	r.mu.Unlock()
 	if ok {
 		return u.DeepCopy(), nil
+	}
+	if headOnly {
+		if hd, ok := head(out); ok {
+			out = hd
+		}
 	}
 	u, err := decodeOne(path, out)
 	if err != nil {
