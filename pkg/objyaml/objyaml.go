@@ -105,17 +105,24 @@ func number(f float64) (any, bool) {
 	return f, true
 }
 
-// Marshal writes obj as sigs.k8s.io/yaml.Marshal does (keys sorted, the
-// same scalars), without the JSON round trip when obj holds only the API
-// machinery's types.
+// Marshal writes obj as block YAML that reads back (sigs.k8s.io/yaml, the
+// API machinery, Decode) to exactly obj: keys sorted, a multi-line string
+// as a literal block, a string quoted whenever a YAML 1.1 reader could
+// take it for anything else. An object holding other than the API
+// machinery's types is written by sigs.k8s.io/yaml.
 func Marshal(obj map[string]any) ([]byte, error) {
-	if plain(obj) {
-		return yamlv2.Marshal(obj)
+	if !plain(obj) {
+		return yaml.Marshal(obj)
 	}
-	return yaml.Marshal(obj)
+	w := &writer{}
+	w.mapping(obj, 0)
+	return w.b.Bytes(), nil
 }
 
-// plain reports whether v holds only what JSON would write back unchanged.
+const maxKey = 128
+
+// plain reports whether v holds only what JSON would write back unchanged,
+// with keys Marshal's writer can write.
 func plain(v any) bool {
 	switch t := v.(type) {
 	case nil, bool, int64:
@@ -133,8 +140,10 @@ func plain(v any) bool {
 		}
 		return true
 	case map[string]any:
-		for _, e := range t {
-			if !plain(e) {
+		for k, e := range t {
+			// YAML bounds an implicit key at 1024 characters; a long key
+			// (quoted, six per escaped byte) is left to yaml.v2's "? key".
+			if len(k) > maxKey || !plain(e) {
 				return false
 			}
 		}
