@@ -148,10 +148,10 @@ func printable(r rune) bool {
 // none, "|+" all of them.
 func (w *writer) literal(s string, n int) {
 	body := strings.TrimRight(s, "\n")
-	switch trailing := len(s) - len(body); {
-	case trailing == 0:
+	switch len(s) - len(body) {
+	case 0:
 		w.b.WriteString("|-")
-	case trailing == 1:
+	case 1:
 		w.b.WriteString("|")
 	default:
 		w.b.WriteString("|+")
