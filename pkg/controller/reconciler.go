@@ -156,6 +156,10 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	// The CRD and Node watches' initial lists trigger the first reconcile.
 	r.watches = &watches{ctrl: c, caches: cs, handler: toHCO, active: map[schema.GroupVersionKind]bool{}}
 	r.reaper.Watched = r.watches.has
+	// Started with the controller (after leader election, when enabled).
+	if err := mgr.Add(manager.RunnableFunc(r.warmAtStart)); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

@@ -57,7 +57,7 @@ func (g *syncGate) wait(ctx context.Context, c cache.Cache, obj client.Object) e
 	if !waitedBefore {
 		wctx, cancel := context.WithTimeout(ctx, g.timeout)
 		defer cancel()
-		if toolscache.WaitForCacheSync(wctx.Done(), inf.HasSynced) {
+		if waitSynced(wctx, inf.HasSynced) {
 			g.mu.Lock()
 			delete(g.waited, gvk)
 			g.mu.Unlock()
@@ -66,6 +66,25 @@ func (g *syncGate) wait(ctx context.Context, c cache.Cache, obj client.Object) e
 	}
 	return fmt.Errorf("%w: %s could not be listed and watched for %s (is the list forbidden, its CRD terminating, or its conversion webhook down?)",
 		ErrNotSynced, gvk.GroupKind(), time.Since(since).Round(time.Second))
+}
+
+// syncPoll is how often a wait for an informer's sync looks again.
+// client-go's WaitForCacheSync looks every 100 ms; HasSynced is a cheap
+// read, and at a cold start the reconcile waits for several kinds in turn.
+const syncPoll = 5 * time.Millisecond
+
+// waitSynced reports whether synced holds before ctx ends.
+func waitSynced(ctx context.Context, synced toolscache.InformerSynced) bool {
+	t := time.NewTicker(syncPoll)
+	defer t.Stop()
+	for !synced() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return true
 }
 
 // unsynced lists the kinds whose watch has not synced.

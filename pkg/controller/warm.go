@@ -37,6 +37,24 @@ var factCRDs = map[schema.GroupVersionKind]string{
 	rendercontext.PoolGVK: rendercontext.PoolCRD, rendercontext.StorageProfileGVK: rendercontext.StorageProfileCRD,
 }
 
+// warmAtStart warms as soon as the manager runs, once the CRD informer has
+// synced, instead of at the first reconcile: the controller first waits
+// for its own sources to sync, polling every 100 ms, and the informers'
+// initial lists can run meanwhile.
+func (r *Reconciler) warmAtStart(ctx context.Context) error {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	inf, err := r.caches.managed.GetInformer(ctx, crd, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil // the first reconcile warms, and reports
+	}
+	wctx, cancel := context.WithTimeout(ctx, r.gate.timeout)
+	defer cancel()
+	if waitSynced(wctx, inf.HasSynced) {
+		r.warm(ctx)
+	}
+	return nil
+}
+
 // warm starts, without waiting, the informer of every kind a reconcile
 // reads whose CRD is installed (fact kinds and the assets' kinds), so their
 // initial lists run together instead of one after another as Gather and the
