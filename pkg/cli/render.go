@@ -154,7 +154,7 @@ func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 	if act.Paused {
 		fmt.Fprintf(stderr, "warning: the autopilot is paused by HCO annotation %s=%q: it writes and deletes nothing (--activation=true previews switching it on)\n", annotations.Autopilot, act.Value)
 	}
-	ev := &engine.Evaluator{Renderer: render.New(assets.FS)}
+	ev := &engine.Evaluator{Renderer: render.New(assets.FS, render.OneShot())}
 	ds := filter(ev.Plan(ctx, cat, rc, in.Live, engine.Preview(rc)), o.assets)
 
 	var werr error

@@ -16,8 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
@@ -218,9 +218,5 @@ func readDocsAndLists(path string) (out []*unstructured.Unstructured, lists int,
 }
 
 func fromUnstructured(u *unstructured.Unstructured, into any) error {
-	js, err := u.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	return yaml.Unmarshal(js, into)
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
 }

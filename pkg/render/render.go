@@ -68,8 +68,21 @@ type set struct {
 const maxDecoded = 1024
 
 // New returns a Renderer reading templates from fsys.
-func New(fsys fs.FS) *Renderer {
-	return &Renderer{fsys: fsys, decoded: map[[sha256.Size]byte]*unstructured.Unstructured{}}
+func New(fsys fs.FS, opts ...Option) *Renderer {
+	r := &Renderer{fsys: fsys, decoded: map[[sha256.Size]byte]*unstructured.Unstructured{}}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// Option configures a Renderer.
+type Option func(*Renderer)
+
+// OneShot is for a process that renders each template once (the render
+// command): no decode memo, whose copies only cost there.
+func OneShot() Option {
+	return func(r *Renderer) { r.decoded = nil }
 }
 
 // Data is what a template sees.
@@ -176,6 +189,9 @@ func (r *Renderer) give(s *set) {
 
 // decode decodes out, or returns a copy of what the same bytes decoded to.
 func (r *Renderer) decode(path string, out []byte, headOnly bool) (*unstructured.Unstructured, error) {
+	if r.decoded == nil {
+		return decodeOne(path, r.headOf(out, headOnly))
+	}
 	h := sha256.New()
 	h.Write([]byte(path))
 	h.Write([]byte{0})
@@ -191,12 +207,7 @@ func (r *Renderer) decode(path string, out []byte, headOnly bool) (*unstructured
 	if ok {
 		return u.DeepCopy(), nil
 	}
-	if headOnly {
-		if hd, ok := head(out); ok {
-			out = hd
-		}
-	}
-	u, err := decodeOne(path, out)
+	u, err := decodeOne(path, r.headOf(out, headOnly))
 	if err != nil {
 		return nil, err
 	}
@@ -211,6 +222,16 @@ func (r *Renderer) decode(path string, out []byte, headOnly bool) (*unstructured
 
 var namedTemplate = regexp.MustCompile(`\{\{-?\s*(define|block)\b`)
 
+// headOf is out, or only its head (see RenderHead).
+func (r *Renderer) headOf(out []byte, headOnly bool) []byte {
+	if headOnly {
+		if hd, ok := head(out); ok {
+			return hd
+		}
+	}
+	return out
+}
+
 // template parses the template at path into s, once.
 func (r *Renderer) template(s *set, path string) (*template.Template, error) {
 	if t, ok := s.parsed[path]; ok {
@@ -222,7 +243,7 @@ func (r *Renderer) template(s *set, path string) (*template.Template, error) {
 	}
 	// Templates share the set's namespace: one that defines a named
 	// template could replace another file's.
-	if namedTemplate.Match(src) {
+	if (bytes.Contains(src, []byte("define")) || bytes.Contains(src, []byte("block"))) && namedTemplate.Match(src) {
 		return nil, fmt.Errorf("parse template %s: asset templates may not define named templates (define, block)", path)
 	}
 	t, err := s.root.New(path).Parse(string(src))
