@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -16,7 +15,7 @@ import (
 )
 
 // ClusterName is the binary holding the commands that talk to a cluster.
-// The API client and the controller machinery cost some 20 ms of package
+// The API client and the controller machinery cost some 15 ms of package
 // initialisation in every process that links them, so the binary admins
 // run for offline work does not: it hands run and render against a cluster
 // to this one, installed beside it.
@@ -93,21 +92,17 @@ func delegate(cl Cluster, args []string) error {
 	return cl.Delegate(args)
 }
 
-// ExecCluster runs args in the cluster binary, found beside this one, else
-// on PATH, in place of this process (same PID, signals and exit code).
+// ExecCluster runs args in the cluster binary installed beside this one
+// (never one found elsewhere, which could be another version), in place of
+// this process: same PID, signals and exit code.
 func ExecCluster(args []string) error {
-	path := ""
-	if self, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(self), ClusterName); isFile(p) {
-			path = p
-		}
+	self, err := os.Executable()
+	if err != nil {
+		return Exit(ExitError, fmt.Errorf("find this binary: %w", err))
 	}
-	if path == "" {
-		p, err := exec.LookPath(ClusterName)
-		if err != nil {
-			return Exit(ExitError, fmt.Errorf("%s is not installed beside %s nor on PATH: it runs the controller and renders against a cluster ('make build' builds both; the container image ships both)", ClusterName, Name))
-		}
-		path = p
+	path := filepath.Join(filepath.Dir(self), ClusterName)
+	if !isFile(path) {
+		return Exit(ExitError, fmt.Errorf("%s is not installed beside %s (%s): it runs the controller and renders against a cluster; 'make build' builds both and the image ships both (render --hco-file works without it)", ClusterName, Name, filepath.Dir(self)))
 	}
 	if err := execve(path, append([]string{ClusterName}, args...)); err != nil {
 		return Exit(ExitError, fmt.Errorf("start %s: %w", path, err))

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,5 +89,21 @@ func TestUsageErrors(t *testing.T) {
 		if code != ExitError || out != "" || !strings.Contains(errOut, "error:") || !strings.Contains(errOut, "--help") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
+	}
+}
+
+// Without the cluster binary beside this one, handing a command over fails
+// with what to do, and nothing is run.
+func TestExecClusterNeedsItsBinaryBeside(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if isFile(filepath.Join(filepath.Dir(self), ClusterName)) {
+		t.Fatalf("%s lies beside the test binary: this test would exec it", ClusterName)
+	}
+	err = ExecCluster([]string{"run", "--help"})
+	if err == nil || !strings.Contains(err.Error(), ClusterName+" is not installed beside") || !strings.Contains(err.Error(), "--hco-file") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -92,11 +92,12 @@ func applyDiff(ctx context.Context, c client.Client, d *engine.Decision) (Object
 		client.FieldOwner(annotations.FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
 		return od, fmt.Errorf("server-side dry-run: %w", err)
 	}
-	var before string
+	var before, after string
 	if d.Live != nil {
-		before = toYAML(d.Live)
+		before, after = toYAML2(d.Live, obj)
+	} else {
+		after = toYAML(obj)
 	}
-	after := toYAML(obj)
 	od.Diff = unifiedDiff("live/"+od.Object, "autopilot/"+od.Object, before, after)
 	switch {
 	case d.Live == nil:
@@ -120,13 +121,26 @@ func deletion(asset string, live *unstructured.Unstructured, reason string) Obje
 
 // toYAML renders an object for diffing, without what every write changes.
 func toYAML(u *unstructured.Unstructured) string {
+	y, _ := objyaml.Marshal(forDiff(u))
+	return string(y)
+}
+
+// toYAML2 renders both sides of a diff by the same writer.
+func toYAML2(a, b *unstructured.Unstructured) (string, string) {
+	y, err := objyaml.MarshalAll(forDiff(a), forDiff(b))
+	if err != nil {
+		return "", ""
+	}
+	return string(y[0]), string(y[1])
+}
+
+func forDiff(u *unstructured.Unstructured) map[string]any {
 	c := preview.Redact(u).DeepCopy()
 	for _, f := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"} {
 		unstructured.RemoveNestedField(c.Object, "metadata", f)
 	}
 	unstructured.RemoveNestedField(c.Object, "status")
-	y, _ := objyaml.Marshal(c.Object)
-	return string(y)
+	return c.Object
 }
 
 // DisruptionSummary says what applying diffs would do to nodes: per pool,

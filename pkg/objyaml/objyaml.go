@@ -111,12 +111,35 @@ func number(f float64) (any, bool) {
 // take it for anything else. An object holding other than the API
 // machinery's types is written by sigs.k8s.io/yaml.
 func Marshal(obj map[string]any) ([]byte, error) {
-	if !plain(obj) {
-		return yaml.Marshal(obj)
+	out, err := MarshalAll(obj)
+	if err != nil {
+		return nil, err
 	}
-	w := &writer{}
-	w.mapping(obj, 0)
-	return w.b.Bytes(), nil
+	return out[0], nil
+}
+
+// MarshalAll writes each object as Marshal does, all by the same writer:
+// objects compared line by line (a diff) differ only where they differ.
+func MarshalAll(objs ...map[string]any) ([][]byte, error) {
+	own := true
+	for _, o := range objs {
+		own = own && plain(o)
+	}
+	out := make([][]byte, len(objs))
+	for i, o := range objs {
+		if !own {
+			y, err := yaml.Marshal(o)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = y
+			continue
+		}
+		w := &writer{}
+		w.mapping(o, 0)
+		out[i] = w.b.Bytes()
+	}
+	return out, nil
 }
 
 const maxKey = 128

@@ -105,6 +105,7 @@ func TestMarshalUnusualValues(t *testing.T) {
 	for _, obj := range []map[string]any{
 		{"f": 2.0, "g": 1e21, "h": 0.5},
 		{"s": "bad \xff utf-8", "n": int32(3)},
+		{"m": map[string]any(nil), "s": []any(nil), "x": map[string]any{"y": []any{map[string]any(nil)}}},
 	} {
 		want, err := yaml.Marshal(obj)
 		if err != nil {

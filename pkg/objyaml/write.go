@@ -55,6 +55,10 @@ func (w *writer) sequence(s []any, n int) {
 func (w *writer) value(v any, n int, item bool) {
 	switch t := v.(type) {
 	case map[string]any:
+		if t == nil {
+			w.b.WriteString(" null\n") // as JSON writes a nil map
+			return
+		}
 		if len(t) == 0 {
 			w.b.WriteString(" {}\n")
 			return
@@ -68,6 +72,10 @@ func (w *writer) value(v any, n int, item bool) {
 		w.indent(n + 2)
 		w.mapping(t, n+2)
 	case []any:
+		if t == nil {
+			w.b.WriteString(" null\n")
+			return
+		}
 		if len(t) == 0 {
 			w.b.WriteString(" []\n")
 			return

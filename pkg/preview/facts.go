@@ -16,8 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
@@ -217,6 +217,13 @@ func readDocsAndLists(path string) (out []*unstructured.Unstructured, lists int,
 	}
 }
 
+// fromUnstructured goes through JSON and sigs.k8s.io/yaml, which reads a
+// hand-written file's unquoted number or boolean into a string field (a
+// label "zone: 1") as kubectl does.
 func fromUnstructured(u *unstructured.Unstructured, into any) error {
-	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
+	js, err := u.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	return yaml.Unmarshal(js, into)
 }

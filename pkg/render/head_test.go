@@ -3,6 +3,7 @@ package render
 import (
 	"reflect"
 	"testing"
+	"testing/fstest"
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
@@ -77,6 +78,35 @@ func TestHeadShapes(t *testing.T) {
 	} {
 		if _, got := head([]byte(doc)); got != ok {
 			t.Errorf("%q: ok %v, want %v", doc, got, ok)
+		}
+	}
+}
+
+// A head that cannot stand alone is decoded whole: the kind line read
+// oddly (a pool-selecting kind then lacks its spec), or an alias to an
+// anchor in a dropped section.
+func TestHeadFallsBackToTheWholeDocument(t *testing.T) {
+	for name, doc := range map[string]string{
+		"comment after kind": "apiVersion: machineconfiguration.openshift.io/v1\nkind: KubeletConfig\n# per pool\nmetadata:\n  name: k\nspec:\n  machineConfigPoolSelector:\n    matchLabels:\n      pools.operator.machineconfiguration.openshift.io/worker: \"\"\n",
+		"quoted kind":        "apiVersion: machineconfiguration.openshift.io/v1\nkind: \"KubeletConfig\"\nmetadata:\n  name: k\nspec:\n  a: 1\n",
+		"alias":              "apiVersion: v1\nkind: ConfigMap\ndata: &d\n  a: b\nmetadata:\n  name: x\n  labels: *d\n",
+	} {
+		r := New(fstest.MapFS{"t.yaml.tpl": {Data: []byte(doc)}}, OneShot())
+		full, err := r.Render("t.yaml.tpl", &rendercontext.RenderContext{}, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		h, err := r.RenderHead("t.yaml.tpl", &rendercontext.RenderContext{}, nil)
+		if err != nil {
+			t.Fatalf("%s: head: %v", name, err)
+		}
+		for _, k := range []string{"metadata", "spec"} {
+			if _, ok := full.Object[k]; ok && k == "spec" && !PoolSelectorKinds[full.GetKind()] {
+				continue
+			}
+			if !reflect.DeepEqual(h.Object[k], full.Object[k]) {
+				t.Errorf("%s: head %s = %v, want %v", name, k, h.Object[k], full.Object[k])
+			}
 		}
 	}
 }

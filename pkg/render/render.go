@@ -190,7 +190,7 @@ func (r *Renderer) give(s *set) {
 // decode decodes out, or returns a copy of what the same bytes decoded to.
 func (r *Renderer) decode(path string, out []byte, headOnly bool) (*unstructured.Unstructured, error) {
 	if r.decoded == nil {
-		return decodeOne(path, r.headOf(out, headOnly))
+		return decodeHead(path, out, headOnly)
 	}
 	h := sha256.New()
 	h.Write([]byte(path))
@@ -207,7 +207,7 @@ func (r *Renderer) decode(path string, out []byte, headOnly bool) (*unstructured
 	if ok {
 		return u.DeepCopy(), nil
 	}
-	u, err := decodeOne(path, r.headOf(out, headOnly))
+	u, err := decodeHead(path, out, headOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -220,16 +220,22 @@ func (r *Renderer) decode(path string, out []byte, headOnly bool) (*unstructured
 	return u, nil
 }
 
-var namedTemplate = regexp.MustCompile(`\{\{-?\s*(define|block)\b`)
+var namedTemplate = regexp.MustCompile(`\{\{-?\s*(define|block|template)\b`)
 
-// headOf is out, or only its head (see RenderHead).
-func (r *Renderer) headOf(out []byte, headOnly bool) []byte {
+// decodeHead decodes out, or only its head (see RenderHead). The whole
+// document is decoded when the head cannot stand alone: it does not
+// decode (an alias to an anchor in a dropped section), or it names a kind
+// whose pool is in spec but spec was not kept (the kind line read oddly).
+func decodeHead(path string, out []byte, headOnly bool) (*unstructured.Unstructured, error) {
 	if headOnly {
 		if hd, ok := head(out); ok {
-			return hd
+			u, err := decodeOne(path, hd)
+			if err == nil && (!PoolSelectorKinds[u.GetKind()] || u.Object["spec"] != nil) {
+				return u, nil
+			}
 		}
 	}
-	return out
+	return decodeOne(path, out)
 }
 
 // template parses the template at path into s, once.
@@ -242,9 +248,10 @@ func (r *Renderer) template(s *set, path string) (*template.Template, error) {
 		return nil, fmt.Errorf("read template: %w", err)
 	}
 	// Templates share the set's namespace: one that defines a named
-	// template could replace another file's.
-	if (bytes.Contains(src, []byte("define")) || bytes.Contains(src, []byte("block"))) && namedTemplate.Match(src) {
-		return nil, fmt.Errorf("parse template %s: asset templates may not define named templates (define, block)", path)
+	// template could replace another file's, and one that calls another
+	// file would work or fail by what the set has parsed so far.
+	if (bytes.Contains(src, []byte("define")) || bytes.Contains(src, []byte("block")) || bytes.Contains(src, []byte("template"))) && namedTemplate.Match(src) {
+		return nil, fmt.Errorf("parse template %s: asset templates may not define or call named templates (define, block, template)", path)
 	}
 	t, err := s.root.New(path).Parse(string(src))
 	if err != nil {

@@ -333,9 +333,11 @@ data:
 }
 
 func TestNamedTemplatesAreRefused(t *testing.T) {
-	fsys := fstest.MapFS{"a.yaml.tpl": {Data: []byte(`{{- define "b.yaml.tpl" }}x{{ end }}`)}}
-	_, err := render.New(fsys).Render("a.yaml.tpl", &rendercontext.RenderContext{}, nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "may not define named templates") {
-		t.Fatalf("want a refusal, got %v", err)
+	for _, src := range []string{`{{- define "b.yaml.tpl" }}x{{ end }}`, `{{ template "b.yaml.tpl" . }}`, `{{ block "x" . }}y{{ end }}`} {
+		fsys := fstest.MapFS{"a.yaml.tpl": {Data: []byte(src)}, "b.yaml.tpl": {Data: []byte("kind: X")}}
+		_, err := render.New(fsys).Render("a.yaml.tpl", &rendercontext.RenderContext{}, nil, nil)
+		if err == nil || !strings.Contains(err.Error(), "may not define or call named templates") {
+			t.Errorf("%s: want a refusal, got %v", src, err)
+		}
 	}
 }
