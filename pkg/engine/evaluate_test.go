@@ -205,7 +205,7 @@ assets:
 		if on {
 			hco.SetAnnotations(map[string]string{"platform.kubevirt.io/enable-f": "true"})
 		}
-		rc := rendercontext.New(rendercontext.Facts{HCO: hco, Images: images})
+		rc := rendercontext.New(rendercontext.Facts{HCO: hco, Observed: rendercontext.Observed{Images: images}})
 		rc.AssumeAllKinds = true
 		return ev.Evaluate(context.Background(), a, rc, nil)
 	}

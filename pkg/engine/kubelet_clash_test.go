@@ -42,7 +42,7 @@ func TestKubeletClash(t *testing.T) {
 		"by expression": {[]*unstructured.Unstructured{kubeletConfig("admin-expr", map[string]any{"matchExpressions": []any{
 			map[string]any{"key": "pools.operator.machineconfiguration.openshift.io/worker", "operator": "Exists"}}}, false)}, "admin-expr"},
 	} {
-		rc := &rendercontext.RenderContext{KubeletConfigs: c.others}
+		rc := &rendercontext.RenderContext{Observed: rendercontext.Observed{KubeletConfigs: c.others}}
 		got, err := KubeletClash(ours, rc)
 		if err != nil {
 			t.Fatal(err)
@@ -65,10 +65,10 @@ func TestKubeletClashByPoolLabel(t *testing.T) {
 	pool.SetGroupVersionKind(rendercontext.PoolGVK)
 	pool.SetName("worker")
 	pool.SetLabels(map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": "", "custom-kubelet": "large-pods"})
-	if got, _ := KubeletClash(ours, &rendercontext.RenderContext{KubeletConfigs: []*unstructured.Unstructured{admin}, Pools: []*unstructured.Unstructured{pool}}); !strings.Contains(got, "set-max-pods") {
+	if got, _ := KubeletClash(ours, &rendercontext.RenderContext{Observed: rendercontext.Observed{KubeletConfigs: []*unstructured.Unstructured{admin}, Pools: []*unstructured.Unstructured{pool}}}); !strings.Contains(got, "set-max-pods") {
 		t.Errorf("a selector on the pool's own label clashes: %q", got)
 	}
-	if _, err := KubeletClash(ours, &rendercontext.RenderContext{KubeletConfigsErr: errors.New("forbidden")}); err == nil {
+	if _, err := KubeletClash(ours, &rendercontext.RenderContext{Observed: rendercontext.Observed{KubeletConfigsErr: errors.New("forbidden")}}); err == nil {
 		t.Error("KubeletConfigs that cannot be read are an error, never \"no clash\"")
 	}
 }

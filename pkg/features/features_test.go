@@ -98,7 +98,7 @@ assets:
 	}{{nil, features.Waiting}, {&unstructured.Unstructured{Object: map[string]any{}}, features.Active}} {
 		hco := &unstructured.Unstructured{Object: map[string]any{}}
 		hco.SetAnnotations(map[string]string{"platform.kubevirt.io/enable-f": "true"})
-		rc := rendercontext.New(rendercontext.Facts{HCO: hco, Objects: map[rendercontext.ObjectKey]*unstructured.Unstructured{key: tc.obj}})
+		rc := rendercontext.New(rendercontext.Facts{HCO: hco, Observed: rendercontext.Observed{Objects: map[rendercontext.ObjectKey]*unstructured.Unstructured{key: tc.obj}}})
 		ss := features.Of(cat, rc, []engine.Decision{{Asset: a, Outcome: engine.Unchanged}})
 		if ss[0].State != tc.want {
 			t.Fatalf("object %v: state %s (%s), want %s", tc.obj != nil, ss[0].State, ss[0].Reason, tc.want)

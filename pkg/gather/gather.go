@@ -26,7 +26,7 @@ import (
 // among the listed CRDs. reads are the objects templates look up
 // (Reads(catalog)); operand images come from the process environment.
 func Facts(ctx context.Context, r client.Reader, namespace string, reads []rendercontext.ObjectKey) (rendercontext.Facts, error) {
-	f := rendercontext.Facts{Namespace: namespace, Images: rendercontext.ImagesFromEnv(os.Environ())}
+	f := rendercontext.Facts{Namespace: namespace, Observed: rendercontext.Observed{Images: rendercontext.ImagesFromEnv(os.Environ())}}
 	// CRDs first: even without an HCO, callers need them to know what to watch.
 	var crds apiextensionsv1.CustomResourceDefinitionList
 	if err := r.List(ctx, &crds); err != nil {

@@ -7,11 +7,13 @@
 package objyaml
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"unicode/utf8"
 
 	yamlv2 "go.yaml.in/yaml/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
@@ -33,6 +35,21 @@ func Decode(doc []byte) (obj map[string]any, ok bool) {
 	}
 	obj, ok = out.(map[string]any)
 	return obj, ok
+}
+
+// DecodeJSONRoute decodes one YAML document the way Decode stands in for:
+// sigs.k8s.io/yaml to JSON, then the API machinery's JSON decoder. It is
+// the route for what Decode reports it cannot take.
+func DecodeJSONRoute(doc []byte) (map[string]any, error) {
+	js, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, fmt.Errorf("invalid YAML: %w", err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(js); err != nil {
+		return nil, fmt.Errorf("not a Kubernetes object: %w", err)
+	}
+	return u.Object, nil
 }
 
 func jsonable(v any) (any, bool) {

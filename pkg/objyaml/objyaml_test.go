@@ -5,24 +5,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 )
-
-// viaJSON is the route Decode stands in for.
-func viaJSON(t *testing.T, doc string) (map[string]any, error) {
-	t.Helper()
-	js, err := yaml.YAMLToJSON([]byte(doc))
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(js); err != nil {
-		return nil, err
-	}
-	return u.Object, nil
-}
 
 func TestDecodeEqualsTheJSONRoute(t *testing.T) {
 	base := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
@@ -40,7 +25,7 @@ func TestDecodeEqualsTheJSONRoute(t *testing.T) {
 		"spec:\n  octal: 0755\n  hex: 0x1F\n  under: 1_000\n  plus: +12\n",
 	} {
 		doc := base + extra
-		want, wantErr := viaJSON(t, doc)
+		want, wantErr := DecodeJSONRoute([]byte(doc))
 		got, ok := Decode([]byte(doc))
 		if !ok {
 			jsonRoute++

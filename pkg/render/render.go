@@ -346,18 +346,14 @@ func decodeOne(path string, out []byte) (*unstructured.Unstructured, error) {
 			continue
 		}
 		docs++
-		if obj, ok := objyaml.Decode([]byte(doc)); ok {
-			u.Object = obj
-			continue
+		obj, ok := objyaml.Decode([]byte(doc))
+		if !ok {
+			var err error
+			if obj, err = objyaml.DecodeJSONRoute([]byte(doc)); err != nil {
+				return nil, fmt.Errorf("render %s: %w", path, err)
+			}
 		}
-		// Through JSON so integers stay int64, as the API machinery expects.
-		js, err := yaml.YAMLToJSON([]byte(doc))
-		if err != nil {
-			return nil, fmt.Errorf("render %s: invalid YAML: %w", path, err)
-		}
-		if err := u.UnmarshalJSON(js); err != nil {
-			return nil, fmt.Errorf("render %s: not a Kubernetes object: %w", path, err)
-		}
+		u.Object = obj
 	}
 	if docs != 1 {
 		return nil, fmt.Errorf("render %s: want exactly one object, got %d", path, docs)

@@ -5,32 +5,15 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
-
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/objyaml"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
-// viaJSON is the route decodeFast stands in for.
-func viaJSON(t *testing.T, doc string) (map[string]any, error) {
-	t.Helper()
-	js, err := yaml.YAMLToJSON([]byte(doc))
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(js); err != nil {
-		return nil, err
-	}
-	return u.Object, nil
-}
-
 // Every template, rendered in a plain context, decodes the same both ways,
 // and what objyaml writes of it reads back the same.
-func TestDecodeFastOverEveryAsset(t *testing.T) {
+func TestObjyamlOverEveryAsset(t *testing.T) {
 	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +37,7 @@ func TestDecodeFastOverEveryAsset(t *testing.T) {
 			if strings.TrimSpace(stripComments(doc)) == "" {
 				continue
 			}
-			want, err := viaJSON(t, doc)
+			want, err := objyaml.DecodeJSONRoute([]byte(doc))
 			if err != nil {
 				t.Fatalf("%s: %v", a.Name, err)
 			}
@@ -70,7 +53,7 @@ func TestDecodeFastOverEveryAsset(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if back, err := viaJSON(t, string(y)); err != nil || !reflect.DeepEqual(back, want) {
+			if back, err := objyaml.DecodeJSONRoute(y); err != nil || !reflect.DeepEqual(back, want) {
 				t.Errorf("%s: what objyaml writes reads back differently (%v):\n%s", a.Name, err, y)
 			}
 		}

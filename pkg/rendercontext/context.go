@@ -48,18 +48,8 @@ type RenderContext struct {
 	// AssumeAllKinds treats every kind and CRD as installed: an offline
 	// render without CRD facts previews everything that would be active.
 	AssumeAllKinds bool
-	// KubeletConfigs, Pools and KubeletConfigsErr: see Facts.
-	KubeletConfigs    []*unstructured.Unstructured
-	Pools             []*unstructured.Unstructured
-	KubeletConfigsErr error
-	// StorageProfiles, Objects, ObjectErrs and Images: see Facts.
-	StorageProfiles    []*unstructured.Unstructured
-	StorageProfilesErr error
-	StorageClasses     []*unstructured.Unstructured
-	StorageClassesErr  error
-	Objects            map[ObjectKey]*unstructured.Unstructured
-	ObjectErrs         map[ObjectKey]error
-	Images             map[string]string
+	// Observed: the cluster objects and settings Facts gathered, as they are.
+	Observed
 
 	structures map[schema.GroupVersionKind]structure.Structure
 }

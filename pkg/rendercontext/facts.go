@@ -17,6 +17,13 @@ type Facts struct {
 	Scheduler      *unstructured.Unstructured // config.openshift.io/v1 Scheduler "cluster", if any
 	Nodes          []corev1.Node
 	CRDs           []apiextensionsv1.CustomResourceDefinition
+	Observed
+}
+
+// Observed are the cluster objects and settings templates read beyond the
+// HCO, nodes and CRDs; Facts gathers them and a RenderContext carries them
+// as they are.
+type Observed struct {
 	// KubeletConfigs are every KubeletConfig on the cluster, the
 	// autopilot's and others'; Pools every MachineConfigPool (for their
 	// labels). KubeletConfigsErr says they could not be read.
@@ -55,10 +62,7 @@ func New(f Facts) *RenderContext {
 	for i := range f.CRDs {
 		rc.CRDs[f.CRDs[i].Name] = &f.CRDs[i]
 	}
-	rc.KubeletConfigs, rc.Pools, rc.KubeletConfigsErr = f.KubeletConfigs, f.Pools, f.KubeletConfigsErr
-	rc.StorageProfiles, rc.StorageProfilesErr = f.StorageProfiles, f.StorageProfilesErr
-	rc.StorageClasses, rc.StorageClassesErr = f.StorageClasses, f.StorageClassesErr
-	rc.Objects, rc.ObjectErrs, rc.Images = f.Objects, f.ObjectErrs, f.Images
+	rc.Observed = f.Observed
 	rc.Topology = topology(f)
 	rc.Hardware = hardware(f.Nodes)
 	return rc

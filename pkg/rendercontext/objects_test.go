@@ -14,10 +14,10 @@ func TestLookup(t *testing.T) {
 	rule := rendercontext.ObjectKey{GVK: schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PrometheusRule"}, Namespace: "ns", Name: "r"}
 	gone := rendercontext.ObjectKey{GVK: rule.GVK, Namespace: "ns", Name: "gone"}
 	broken := rendercontext.ObjectKey{GVK: rule.GVK, Namespace: "ns", Name: "broken"}
-	rc := rendercontext.New(rendercontext.Facts{
+	rc := rendercontext.New(rendercontext.Facts{Observed: rendercontext.Observed{
 		Objects:    map[rendercontext.ObjectKey]*unstructured.Unstructured{rule: {Object: map[string]any{"spec": "x"}}, gone: nil},
 		ObjectErrs: map[rendercontext.ObjectKey]error{broken: errors.New("forbidden")},
-	})
+	}})
 	if got, err := rc.Lookup("monitoring.coreos.com/v1", "PrometheusRule", "ns", "r"); err != nil || got["spec"] != "x" {
 		t.Fatalf("declared, present: %v %v", got, err)
 	}
