@@ -101,7 +101,7 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 	metrics := metricsserver.Options{BindAddress: orDisabled(c.MetricsBindAddress)}
 	if c.MetricsSecure {
 		metrics.SecureServing = true
-		metrics.FilterProvider = metricsauth.Filter
+		metrics.FilterProvider = metricsauth.Filter(metricsauth.DefaultOptions())
 		if c.MetricsCertDir != "" {
 			metrics.CertDir, metrics.CertName, metrics.KeyName = c.MetricsCertDir, "tls.crt", "tls.key"
 		}

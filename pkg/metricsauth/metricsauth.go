@@ -10,32 +10,69 @@ package metricsauth
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	authnclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authzclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/lru"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
-// How long verdicts are remembered: a scrape every 30 s costs no review
-// while they hold. A denial is remembered shorter, so a fixed binding
-// takes effect soon.
-const (
-	allowTTL      = 5 * time.Minute
-	denyTTL       = 30 * time.Second
-	reviewTimeout = 10 * time.Second
-	maxEntries    = 1024
-)
+// reviewTimeout bounds one scrape's reviews, retries included.
+const reviewTimeout = 10 * time.Second
+
+// defaultBackoff retries a review 4 times within about 1.4 s, far inside
+// reviewTimeout: a blip of the API server does not fail a scrape.
+var defaultBackoff = wait.Backoff{Duration: 100 * time.Millisecond, Factor: 3, Jitter: 0.1, Steps: 4}
+
+// Options bound how long verdicts are trusted and how many are kept.
+// Zero fields take DefaultOptions' values.
+type Options struct {
+	// AuthnTTL is how long a token's TokenReview verdict is trusted: a
+	// revoked token works at most this long.
+	AuthnTTL time.Duration
+	// AllowTTL is how long a SubjectAccessReview allow is trusted.
+	AllowTTL time.Duration
+	// DenyTTL is how long a denial (or an unknown token) is remembered,
+	// short so that a fixed binding or a new token works soon.
+	DenyTTL time.Duration
+	// MaxEntries bounds each cache; the least recently used entry goes.
+	MaxEntries int
+}
+
+// DefaultOptions are controller-runtime's metrics/filters values.
+func DefaultOptions() Options {
+	return Options{AuthnTTL: time.Minute, AllowTTL: 5 * time.Minute, DenyTTL: 30 * time.Second, MaxEntries: 1024}
+}
+
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.AuthnTTL <= 0 {
+		o.AuthnTTL = d.AuthnTTL
+	}
+	if o.AllowTTL <= 0 {
+		o.AllowTTL = d.AllowTTL
+	}
+	if o.DenyTTL <= 0 {
+		o.DenyTTL = d.DenyTTL
+	}
+	if o.MaxEntries <= 0 {
+		o.MaxEntries = d.MaxEntries
+	}
+	return o
+}
 
 // Reviewer asks the API server who a token is and what it may do.
 type Reviewer interface {
@@ -45,106 +82,214 @@ type Reviewer interface {
 	Authorize(ctx context.Context, user authnv1.UserInfo, verb, path string) (bool, error)
 }
 
-// Filter is a metrics server FilterProvider backed by the API server.
-func Filter(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
-	authn, err := authnclient.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, err
+// Filter returns a metrics server FilterProvider backed by the API server.
+func Filter(opts Options) func(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
+	return func(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
+		authn, err := authnclient.NewForConfigAndClient(cfg, httpClient)
+		if err != nil {
+			return nil, err
+		}
+		authz, err := authzclient.NewForConfigAndClient(cfg, httpClient)
+		if err != nil {
+			return nil, err
+		}
+		return New(apiReviewer{authn: authn, authz: authz}, time.Now, opts), nil
 	}
-	authz, err := authzclient.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, err
-	}
-	return New(apiReviewer{authn: authn, authz: authz}, time.Now), nil
 }
 
 // New returns a filter using r, with now as the clock (for tests).
-func New(r Reviewer, now func() time.Time) metricsserver.Filter {
-	g := &guard{reviewer: r, now: now, cache: map[[32]byte]entry{}}
-	return func(log logr.Logger, next http.Handler) (http.Handler, error) {
-		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			code, msg := g.check(req)
-			if code != http.StatusOK {
-				if code == http.StatusInternalServerError {
-					log.Error(errors.New(msg), "metrics request not checked")
-				}
-				http.Error(w, msg, code)
-				return
-			}
-			next.ServeHTTP(w, req)
-		}), nil
-	}
-}
-
-type entry struct {
-	code    int
-	msg     string
-	expires time.Time
+func New(r Reviewer, now func() time.Time, opts Options) metricsserver.Filter {
+	return newGuard(r, now, opts).filter
 }
 
 type guard struct {
 	reviewer Reviewer
 	now      func() time.Time
-
-	mu    sync.Mutex
-	cache map[[32]byte]entry
+	opts     Options
+	backoff  wait.Backoff
+	// authn maps a token's SHA-256 to its verdict, authz a request's
+	// attributes (see authzKey) to theirs.
+	authn, authz *lru.Cache
 }
 
-// check returns the HTTP status for req: 200 allowed, 401 no valid token,
-// 403 denied, 500 the API server could not be asked (not cached).
-func (g *guard) check(req *http.Request) (int, string) {
-	token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-	if !ok || strings.TrimSpace(token) == "" {
-		return http.StatusUnauthorized, "Unauthorized"
-	}
-	verb, path := strings.ToLower(req.Method), req.URL.Path
-	key := sha256.Sum256([]byte(token + "\x00" + verb + "\x00" + path))
-	g.mu.Lock()
-	e, hit := g.cache[key]
-	g.mu.Unlock()
-	if hit && g.now().Before(e.expires) {
-		return e.code, e.msg
-	}
+type verdict struct {
+	user    authnv1.UserInfo
+	ok      bool
+	expires time.Time
+}
 
+func newGuard(r Reviewer, now func() time.Time, opts Options) *guard {
+	opts = opts.withDefaults()
+	return &guard{
+		reviewer: r, now: now, opts: opts, backoff: defaultBackoff,
+		authn: lru.New(opts.MaxEntries), authz: lru.New(opts.MaxEntries),
+	}
+}
+
+func (g *guard) filter(log logr.Logger, next http.Handler) (http.Handler, error) {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		code, msg, err := g.check(req)
+		switch code {
+		case http.StatusOK:
+			next.ServeHTTP(w, req)
+			return
+		case http.StatusUnauthorized:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+		case http.StatusInternalServerError:
+			// The detail is for the operator only: it may name API
+			// server internals a scraper has no business seeing.
+			log.Error(err, "metrics request not checked", "path", req.URL.Path)
+		}
+		http.Error(w, msg, code)
+	}), nil
+}
+
+// check returns the HTTP status for req and the message for the client:
+// 200 allowed, 401 no valid token, 403 denied, 500 the API server could
+// not be asked (err says why; never cached).
+func (g *guard) check(req *http.Request) (int, string, error) {
+	token, ok := bearer(req.Header.Get("Authorization"))
+	if !ok {
+		return http.StatusUnauthorized, "Unauthorized", nil
+	}
 	ctx, cancel := context.WithTimeout(req.Context(), reviewTimeout)
 	defer cancel()
-	user, ok, err := g.reviewer.Authenticate(ctx, token)
+	user, ok, err := g.authenticate(ctx, token)
 	if err != nil {
-		return http.StatusInternalServerError, "Authentication failed: " + err.Error()
+		return http.StatusInternalServerError, "authentication unavailable", fmt.Errorf("token review: %w", redact(err, token))
 	}
-	e = entry{code: http.StatusUnauthorized, msg: "Unauthorized", expires: g.now().Add(denyTTL)}
-	if ok {
-		allowed, err := g.reviewer.Authorize(ctx, user, verb, path)
-		switch {
-		case err != nil:
-			return http.StatusInternalServerError, fmt.Sprintf("Authorization for user %s failed: %v", user.Username, err)
-		case allowed:
-			e = entry{code: http.StatusOK, expires: g.now().Add(allowTTL)}
-		default:
-			e = entry{code: http.StatusForbidden, msg: fmt.Sprintf("Authorization denied for user %s", user.Username), expires: g.now().Add(denyTTL)}
-		}
+	if !ok {
+		return http.StatusUnauthorized, "Unauthorized", nil
 	}
-	g.mu.Lock()
-	if len(g.cache) >= maxEntries {
-		g.evict()
+	allowed, err := g.authorize(ctx, user, strings.ToLower(req.Method), req.URL.Path)
+	if err != nil {
+		return http.StatusInternalServerError, "authorization unavailable", fmt.Errorf("subject access review for user %q: %w", user.Username, redact(err, token))
 	}
-	g.cache[key] = e
-	g.mu.Unlock()
-	return e.code, e.msg
+	if !allowed {
+		return http.StatusForbidden, "Forbidden", nil
+	}
+	return http.StatusOK, "", nil
 }
 
-// evict drops expired entries, or everything if none has expired: a flood
-// of distinct tokens must not grow memory without bound.
-func (g *guard) evict() {
-	now := g.now()
-	for k, e := range g.cache {
-		if !now.Before(e.expires) {
-			delete(g.cache, k)
+// bearer returns the token of an RFC 7235 "Bearer" credential, whose
+// scheme is case-insensitive.
+func bearer(header string) (string, bool) {
+	scheme, token, _ := strings.Cut(strings.TrimSpace(header), " ")
+	token = strings.TrimSpace(token)
+	return token, strings.EqualFold(scheme, "Bearer") && token != ""
+}
+
+func (g *guard) authenticate(ctx context.Context, token string) (authnv1.UserInfo, bool, error) {
+	key := sha256.Sum256([]byte(token))
+	if v, hit := g.lookup(g.authn, key); hit {
+		return v.user, v.ok, nil
+	}
+	var user authnv1.UserInfo
+	var ok bool
+	err := g.retry(ctx, func(ctx context.Context) error {
+		var err error
+		user, ok, err = g.reviewer.Authenticate(ctx, token)
+		return err
+	})
+	if err != nil {
+		return authnv1.UserInfo{}, false, err
+	}
+	ttl := g.opts.AuthnTTL
+	if !ok {
+		user, ttl = authnv1.UserInfo{}, min(ttl, g.opts.DenyTTL)
+	}
+	g.authn.Add(key, verdict{user: user, ok: ok, expires: g.now().Add(ttl)})
+	return user, ok, nil
+}
+
+func (g *guard) authorize(ctx context.Context, user authnv1.UserInfo, verb, path string) (bool, error) {
+	key := authzKey(user, verb, path)
+	if v, hit := g.lookup(g.authz, key); hit {
+		return v.ok, nil
+	}
+	var allowed bool
+	err := g.retry(ctx, func(ctx context.Context) error {
+		var err error
+		allowed, err = g.reviewer.Authorize(ctx, user, verb, path)
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	ttl := g.opts.DenyTTL
+	if allowed {
+		ttl = g.opts.AllowTTL
+	}
+	g.authz.Add(key, verdict{ok: allowed, expires: g.now().Add(ttl)})
+	return allowed, nil
+}
+
+// authzKey covers everything the SubjectAccessReview is asked about.
+func authzKey(user authnv1.UserInfo, verb, path string) [32]byte {
+	// Cannot fail: only strings, slices and maps of strings.
+	raw, _ := json.Marshal(struct {
+		User       authnv1.UserInfo
+		Verb, Path string
+	}{user, verb, path})
+	return sha256.Sum256(raw)
+}
+
+// lookup returns key's unexpired verdict, dropping an expired one.
+func (g *guard) lookup(c *lru.Cache, key [32]byte) (verdict, bool) {
+	v, hit := c.Get(key)
+	if !hit {
+		return verdict{}, false
+	}
+	e := v.(verdict)
+	if !g.now().Before(e.expires) {
+		c.Remove(key)
+		return verdict{}, false
+	}
+	return e, true
+}
+
+// retry calls review until it succeeds, fails for good, or the backoff
+// runs out; it returns the last error.
+func (g *guard) retry(ctx context.Context, review func(context.Context) error) error {
+	var last error
+	err := wait.ExponentialBackoffWithContext(ctx, g.backoff, func(ctx context.Context) (bool, error) {
+		last = review(ctx)
+		switch {
+		case last == nil:
+			return true, nil
+		case transient(last):
+			return false, nil
+		default:
+			return false, last
 		}
+	})
+	if err != nil && wait.Interrupted(err) && last != nil {
+		return last
 	}
-	if len(g.cache) >= maxEntries {
-		g.cache = map[[32]byte]entry{}
+	return err
+}
+
+// transient reports whether a review may succeed when asked again: the API
+// server was overloaded (429), failed (5xx) or unreachable. A 4xx is the
+// same next time; a cancelled request is not worth finishing.
+func transient(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
 	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		code := status.Status().Code
+		return code == http.StatusTooManyRequests || code >= http.StatusInternalServerError
+	}
+	return true
+}
+
+// redact keeps the token out of the log should an error quote it.
+func redact(err error, token string) error {
+	if !strings.Contains(err.Error(), token) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), token, "[redacted]"))
 }
 
 type apiReviewer struct {
