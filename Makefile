@@ -62,7 +62,7 @@ test-integration: envtest
 
 ## fuzz: run each fuzz target briefly (FUZZTIME, default 5s); a crash is saved under testdata/fuzz and becomes a regression test
 FUZZTIME ?= 5s
-FUZZ_TARGETS = FuzzPatch:./pkg/overrides FuzzIgnoreFields:./pkg/overrides FuzzParse:./pkg/exclusion FuzzFieldsV1:./pkg/managedfields FuzzOptInAnnotations:./pkg/engine FuzzMarshal:./pkg/objyaml
+FUZZ_TARGETS = FuzzPatch:./pkg/overrides FuzzIgnoreFields:./pkg/overrides FuzzParse:./pkg/annotations FuzzFieldsV1:./pkg/managedfields FuzzOptInAnnotations:./pkg/engine FuzzMarshal:./pkg/objyaml
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t%%:*} ($(FUZZTIME))"; \

@@ -1,8 +1,8 @@
-package exclusion
+package annotations
 
 import "testing"
 
-// FuzzParse: any annotation value parses into rules and errors without
+// FuzzParse: any disabled-resources value parses into rules and errors without
 // panicking; every rule has an exact kind and a name, and matching with it
 // never panics.
 func FuzzParse(f *testing.F) {
@@ -10,7 +10,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		set, _ := Parse(v)
+		set, _ := ParseDisabledResources(v)
 		for _, r := range set.Rules {
 			if r.Kind == "" || r.Name == "" {
 				t.Fatalf("%q gave an empty rule %+v", v, r)

@@ -316,7 +316,7 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 		res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err
 		return res
 	}
-	if _, _, off := engine.ConditionsHold(d.Asset, fresh); !off {
+	if _, _, off, err := engine.ConditionsHold(d.Asset, fresh); err != nil || !off {
 		res.Reason = d.Reason + "; kept: the HyperConverged no longer turns it off (the cache was behind)"
 		return res
 	}

@@ -28,15 +28,16 @@ type Activation struct {
 // ActivationOf reads the switch from the HCO; cat resolves names and groups.
 func ActivationOf(rc *rendercontext.RenderContext, cat *catalog.Catalog) Activation {
 	v, ok := rc.HCOAnnotation(annotations.Autopilot)
-	v = strings.TrimSpace(v)
-	if !ok || activatesAll(v) {
-		return Activation{Value: v}
-	}
-	a := Activation{Value: v, Only: map[string]bool{}}
-	if strings.EqualFold(v, "false") {
-		a.Paused = true
+	parsed := annotations.ParseActivation(v, ok)
+	a := Activation{Value: strings.TrimSpace(v)}
+	switch {
+	case parsed.All:
+		return a
+	case parsed.Paused:
+		a.Only, a.Paused = map[string]bool{}, true
 		return a
 	}
+	a.Only = map[string]bool{}
 	known := map[string]bool{}
 	for _, as := range cat.Assets {
 		known[as.Name] = true
@@ -49,19 +50,16 @@ func ActivationOf(rc *rendercontext.RenderContext, cat *catalog.Catalog) Activat
 		known[f.Name] = true
 		members[f.Name] = f.Members
 	}
-	for _, e := range strings.Split(v, ",") {
-		e = strings.TrimSpace(e)
-		switch {
-		case e == "":
-		case known[e]:
-			a.Only[e] = true
-			// A feature activates every asset it changes, also those it
-			// borrows (higher-density's switch is in the golden HCO).
-			for _, m := range members[e] {
-				a.Only[m] = true
-			}
-		default:
+	for _, e := range parsed.Names {
+		if !known[e] {
 			a.Unknown = append(a.Unknown, e)
+			continue
+		}
+		a.Only[e] = true
+		// A feature activates every asset it changes, also those it
+		// borrows (higher-density's switch is in the golden HCO).
+		for _, m := range members[e] {
+			a.Only[m] = true
 		}
 	}
 	// A list that names nothing known (a typo of "false", say) activates
@@ -84,10 +82,4 @@ func (a Activation) Allows(as *catalog.Asset) (bool, string) {
 		return true, ""
 	}
 	return false, fmt.Sprintf("paused: not listed in HCO annotation %s=%q", annotations.Autopilot, a.Value)
-}
-
-// activatesAll: an empty or "true" switch is the zero-configuration default.
-func activatesAll(v string) bool {
-	v = strings.TrimSpace(v)
-	return v == "" || strings.EqualFold(v, "true")
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"strings"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
@@ -12,10 +13,18 @@ import (
 // intent (an HCO annotation, feature gate or field) rather than a derived
 // fact (hardware, topology). Only a change of intent removes objects: a
 // derived fact can flicker (an NFD upgrade, a drained node).
-func ConditionsHold(a *catalog.Asset, rc *rendercontext.RenderContext) (ok bool, why string, intentOff bool) {
+//
+// A condition whose input is not understood (a switch that is not a
+// boolean) is err, an *annotations.Invalid: neither holding nor failing,
+// so the asset is left exactly as it is.
+func ConditionsHold(a *catalog.Asset, rc *rendercontext.RenderContext) (ok bool, why string, intentOff bool, err error) {
 	ok = true
 	for _, c := range a.Conditions {
-		if conditionHolds(c, rc) {
+		holds, cerr := conditionHolds(c, rc)
+		if cerr != nil {
+			return false, cerr.Error(), false, cerr
+		}
+		if holds {
 			continue
 		}
 		if ok {
@@ -27,7 +36,7 @@ func ConditionsHold(a *catalog.Asset, rc *rendercontext.RenderContext) (ok bool,
 			why = "condition not met: " + c.String()
 		}
 	}
-	return ok, why, intentOff
+	return ok, why, intentOff, nil
 }
 
 // Intent reports whether c expresses a person's choice (read from the HCO)
@@ -40,34 +49,39 @@ func Intent(c catalog.Condition) bool {
 	return false
 }
 
-func conditionHolds(c catalog.Condition, rc *rendercontext.RenderContext) bool {
+func conditionHolds(c catalog.Condition, rc *rendercontext.RenderContext) (bool, error) {
 	switch c.Type {
 	case catalog.CondAnnotation:
 		v, ok := rc.HCOAnnotation(c.Key)
 		if c.Value == nil || *c.Value == "" {
-			return ok
+			return ok, nil
 		}
-		return ok && v == *c.Value
+		if want, err := annotations.ParseBool(c.Key, *c.Value); err == nil {
+			// A switch: read with the one boolean vocabulary.
+			on, err := annotations.ParseSwitch(c.Key, v, ok)
+			return on == want, err
+		}
+		return ok && v == *c.Value, nil
 	case catalog.CondFeatureGate:
-		return rc.FeatureGateEnabled(c.Name)
+		return rc.FeatureGateEnabled(c.Name), nil
 	case catalog.CondHardware:
 		v, _ := rc.Hardware.Detected(c.Detector)
-		return v
+		return v, nil
 	case catalog.CondHCOFieldUnconfigured:
-		return rc.HCOFieldUnconfigured(c.Path)
+		return rc.HCOFieldUnconfigured(c.Path), nil
 	case catalog.CondTopology:
 		v, _ := rc.Topology.Bool(c.Field)
-		return v == c.WantBool()
+		return v == c.WantBool(), nil
 	case catalog.CondImage:
-		return rc.Image(c.Name) != ""
+		return rc.Image(c.Name) != "", nil
 	case catalog.CondStorageClass:
 		if v, _ := rc.HCOAnnotation(c.Key); c.Key != "" && strings.TrimSpace(v) != "" {
-			return true
+			return true, nil
 		}
 		access, mode := c.Access()
-		return len(rc.StorageClassesOffering(access, mode)) > 0
+		return len(rc.StorageClassesOffering(access, mode)) > 0, nil
 	}
-	return false
+	return false, nil
 }
 
 // Waiting returns the condition that keeps an otherwise active asset
@@ -77,7 +91,12 @@ func conditionHolds(c catalog.Condition, rc *rendercontext.RenderContext) bool {
 func Waiting(a *catalog.Asset, rc *rendercontext.RenderContext) (catalog.Condition, bool) {
 	var missing *catalog.Condition
 	for i, c := range a.Conditions {
-		if conditionHolds(c, rc) {
+		holds, err := conditionHolds(c, rc)
+		if err != nil {
+			// Not understood: not waiting either (Evaluate reports it).
+			return catalog.Condition{}, false
+		}
+		if holds {
 			continue
 		}
 		if !c.Waits() {

@@ -28,7 +28,7 @@ type Guard struct {
 // GuardFor returns the deletion guard of a render context.
 func GuardFor(rc *rendercontext.RenderContext) Guard {
 	g := Guard{Exclusions: rc.Exclusions, HCOTerminating: rc.HCOTerminating()}
-	if v, ok := rc.HCOAnnotation(annotations.Autopilot); ok && !activatesAll(v) {
+	if v, ok := rc.HCOAnnotation(annotations.Autopilot); !annotations.ParseActivation(v, ok).All {
 		g.Activation = v
 	}
 	return g
@@ -40,7 +40,7 @@ func GuardFor(rc *rendercontext.RenderContext) Guard {
 //   - live carries the managed-by label;
 //   - the autopilot's field manager has an Apply entry in its
 //     managedFields (operators copy labels; managedFields are not copied);
-//   - it is not annotated mode: unmanaged;
+//   - it is not annotated mode: unmanaged (or a mode not understood);
 //   - it is not a shared object (annotated shared: "true");
 //   - it was not adopted (annotated adopted: "true": it existed before the
 //     autopilot's first apply);
@@ -61,8 +61,9 @@ func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
 	if !managedfields.Applied(live, annotations.FieldManager) {
 		return false, fmt.Sprintf("field manager %s never applied it", annotations.FieldManager)
 	}
-	if live.GetAnnotations()[annotations.Mode] == annotations.ModeUnmanaged {
-		return false, fmt.Sprintf("annotated %s=%s", annotations.Mode, annotations.ModeUnmanaged)
+	if m, err := annotations.ParseMode(live.GetAnnotations()); err != nil || m == annotations.ModeUnmanagedValue {
+		// A mode that is not understood never lowers a protection.
+		return false, fmt.Sprintf("annotated %s=%q", annotations.Mode, live.GetAnnotations()[annotations.Mode])
 	}
 	if live.GetAnnotations()[annotations.Shared] == "true" {
 		return false, "a shared object (the autopilot merged a setting into it): never deleted"

@@ -48,7 +48,15 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
 		return d
 	}
-	if ok, why, intentOff := ConditionsHold(a, rc); !ok {
+	ok, why, intentOff, err := ConditionsHold(a, rc)
+	if err != nil {
+		// A switch that is not understood: the asset is left exactly as
+		// it is (never written, never removed) until it is fixed.
+		d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
+		e.invalidInput(ctx, &d, live, err)
+		return d
+	}
+	if !ok {
 		d.Outcome, d.Reason, d.IntentOff = Inactive, why, intentOff
 		// Still render (best effort) so the caller knows which object the
 		// asset owns, to remove or retain it.
@@ -58,6 +66,12 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	}
 	obj, err := e.Renderer.Render(a.Path, rc, a.Params, nil)
 	if err != nil {
+		if _, ok := annotations.AsInvalid(err); ok {
+			// The template read an HCO annotation that is not understood.
+			d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
+			e.invalidInput(ctx, &d, live, err)
+			return d
+		}
 		d.Outcome, d.Reason = Failed, err.Error()
 		return d
 	}
@@ -94,14 +108,20 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	d.Structure = rc.Structure(gvk)
 	if d.Live != nil {
 		liveAnn := d.Live.GetAnnotations()
-		if liveAnn[annotations.Mode] == annotations.ModeUnmanaged {
+		mode, err := annotations.ParseMode(liveAnn)
+		switch {
+		case err != nil:
+			// An opt-out that is not understood is read as the opt-out.
+			d.Outcome, d.Annotation, d.Reason, d.InvalidReason = Invalid, annotations.Mode, err.Error()+"; the object is left as it is", Malformed
+			return d
+		case mode == annotations.ModeUnmanagedValue:
 			d.Outcome, d.Reason = Unmanaged, fmt.Sprintf("object is annotated %s=%s", annotations.Mode, annotations.ModeUnmanaged)
 			d.Customizations = []string{"unmanaged"}
 			return d
 		}
 		if v, ok := liveAnn[annotations.Patch]; ok {
 			d.Customizations = append(d.Customizations, "patch")
-			patch, err := overrides.ParsePatch(v)
+			patch, err := annotations.ParsePatch(v)
 			if err == nil {
 				desired, err = overrides.ApplyPatch(desired, patch)
 			}
@@ -112,7 +132,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		}
 		if v, ok := liveAnn[annotations.IgnoreFields]; ok {
 			d.Customizations = append(d.Customizations, "ignore-fields")
-			ptrs, err := overrides.ParseIgnoreFields(v)
+			ptrs, err := annotations.ParseIgnoreFields(v)
 			if err == nil {
 				d.Unresolved = overrides.Mask(desired, d.Live, ptrs, annotations.FieldManager, d.Structure)
 			}
@@ -197,6 +217,23 @@ func (e *Evaluator) inactive(ctx context.Context, d *Decision, rc *rendercontext
 	}
 }
 
+// invalidInput marks d Invalid for an HCO annotation it reads that is not
+// understood. The live object (if any) is found only to name it in the
+// report; it is neither written nor removed.
+func (e *Evaluator) invalidInput(ctx context.Context, d *Decision, live LiveReader, err error) {
+	inv, _ := annotations.AsInvalid(err)
+	d.Outcome, d.Reason, d.InvalidReason = Invalid, err.Error()+"; the asset is left as it is", Malformed
+	if inv != nil {
+		d.Annotation = inv.Annotation
+	}
+	if live == nil || d.Rendered == nil {
+		return
+	}
+	if owned, ok := live.(OwnedReader); ok {
+		d.Live, _ = owned.Owned(ctx, d.Rendered.GroupVersionKind(), d.Rendered.GetNamespace(), d.Rendered.GetName())
+	}
+}
+
 // stamp marks desired as the autopilot's: the label keeps it in the
 // manager's cache, the annotation ties it to its asset.
 func stamp(u *unstructured.Unstructured, a *catalog.Asset) {
@@ -243,7 +280,7 @@ func gvkString(gvk schema.GroupVersionKind) string {
 
 func invalidReason(err error) InvalidReason {
 	switch {
-	case errors.Is(err, overrides.ErrProtected):
+	case errors.Is(err, annotations.ErrProtected):
 		return ProtectedPath
 	case errors.Is(err, overrides.ErrDoesNotApply):
 		return DoesNotApply

@@ -2,18 +2,30 @@ package engine_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
+
+// switchSpellings is the switch vocabulary written out independently of
+// annotations.ParseBool, so the fuzz target checks the parser instead of
+// repeating it: lower-cased and trimmed, what each spelling means.
+var switchSpellings = map[string]bool{
+	"true": true, "yes": true, "y": true, "on": true, "t": true, "1": true,
+	"false": false, "no": false, "n": false, "off": false, "f": false, "0": false,
+}
 
 // FuzzOptInAnnotations: whatever the HCO's switch annotations hold, every
 // asset evaluates without panicking, and an asset is marked turned off by
 // a person (IntentOff, the only way to removal) exactly when one of its
 // intent conditions fails: a hardware or topology fact alone never does.
+// A switch value outside the vocabulary never turns anything off: every
+// asset reading it is Invalid (left as it is), never IntentOff.
 func FuzzOptInAnnotations(f *testing.F) {
-	for _, s := range []string{"true", "false", "", "TRUE", "yes", "1", "true ", "\x00"} {
+	for _, s := range []string{"true", "false", "", "TRUE", "yes", "1", "true ", "\x00", "ture", "On", " no\n", "enabled"} {
 		f.Add(s, "MachineConfig/*")
 	}
 	// The catalog and the renderer (its parsed templates, its decode memo)
@@ -28,7 +40,14 @@ func FuzzOptInAnnotations(f *testing.F) {
 			}
 		}
 		rc := newContext(hco)
+		_, understood := switchSpellings[strings.ToLower(strings.TrimSpace(v))]
 		for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview(rc)) {
+			if !understood && readsASwitch(d.Asset) {
+				if d.Outcome != engine.Invalid || d.IntentOff {
+					t.Fatalf("asset %s with switch value %q: outcome %s IntentOff=%v, want Invalid and never turned off", d.Asset.Name, v, d.Outcome, d.IntentOff)
+				}
+				continue
+			}
 			intentOnly := *d.Asset
 			intentOnly.Conditions = nil
 			for _, c := range d.Asset.Conditions {
@@ -36,10 +55,25 @@ func FuzzOptInAnnotations(f *testing.F) {
 					intentOnly.Conditions = append(intentOnly.Conditions, c)
 				}
 			}
-			intentHolds, _, _ := engine.ConditionsHold(&intentOnly, rc)
+			intentHolds, _, _, err := engine.ConditionsHold(&intentOnly, rc)
+			if err != nil {
+				t.Fatalf("asset %s: %v with an understood switch value %q", d.Asset.Name, err, v)
+			}
 			if d.IntentOff == intentHolds {
 				t.Fatalf("asset %s: IntentOff=%v but its intent conditions hold=%v", d.Asset.Name, d.IntentOff, intentHolds)
 			}
 		}
 	})
+}
+
+// readsASwitch: the asset has a switch condition (an annotation condition
+// with a value); assets that read a switch only in their template are
+// checked by the render tests.
+func readsASwitch(a *catalog.Asset) bool {
+	for _, c := range a.Conditions {
+		if c.Type == catalog.CondAnnotation && c.Value != nil && strings.HasPrefix(c.Key, "platform.kubevirt.io/enable-") {
+			return true
+		}
+	}
+	return false
 }

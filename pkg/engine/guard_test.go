@@ -17,7 +17,6 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/apply"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
@@ -38,7 +37,7 @@ func ours() *unstructured.Unstructured {
 // Each protection refuses the deletion, on each path that deletes: the
 // Guard itself (opt-in removal) and the tombstone reaper.
 func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
-	excluded, _ := exclusion.Parse("ConfigMap/ns/obj")
+	excluded, _ := annotations.ParseDisabledResources("ConfigMap/ns/obj")
 	protections := map[string]struct {
 		mutate func(*unstructured.Unstructured)
 		guard  engine.Guard

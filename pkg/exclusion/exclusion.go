@@ -1,10 +1,11 @@
-// Package exclusion parses the HCO's disabled-resources annotation: the
-// root exclusion list of objects the autopilot must never create or touch.
+// Package exclusion matches objects against the HCO's disabled-resources
+// annotation (parsed by annotations.ParseDisabledResources): the root
+// exclusion list of objects the autopilot must never create or touch.
 package exclusion
 
 import (
-	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -28,56 +29,11 @@ type Set struct {
 	Rules []Rule
 }
 
-// Parse reads "Kind/name, Kind/namespace/name" entries (names and
-// namespaces may use * globs). A malformed entry is returned as an error and
-// skipped, so it never widens or narrows what the other entries exclude.
-func Parse(s string) (Set, []error) {
-	var set Set
-	var errs []error
-	for _, raw := range strings.Split(s, ",") {
-		e := strings.TrimSpace(raw)
-		if e == "" {
-			continue
-		}
-		parts := strings.Split(e, "/")
-		var r Rule
-		switch len(parts) {
-		case 2:
-			r = Rule{Kind: parts[0], Name: parts[1]}
-		case 3:
-			r = Rule{Kind: parts[0], Namespace: parts[1], Name: parts[2]}
-		default:
-			errs = append(errs, fmt.Errorf("entry %q: want Kind/name or Kind/namespace/name", e))
-			continue
-		}
-		if err := r.validate(); err != nil {
-			errs = append(errs, fmt.Errorf("entry %q: %w", e, err))
-			continue
-		}
-		set.Rules = append(set.Rules, r)
-	}
-	return set, errs
-}
-
-func (r Rule) validate() error {
-	if r.Kind == "" || strings.ContainsAny(r.Kind, "*?[") {
-		return fmt.Errorf("kind must be an exact Kind, like MachineConfig")
-	}
-	if r.Name == "" {
-		return fmt.Errorf("name is empty")
-	}
-	for _, g := range []string{r.Namespace, r.Name} {
-		if _, err := path.Match(g, ""); err != nil {
-			return fmt.Errorf("bad glob %q", g)
-		}
-	}
-	return nil
-}
-
 // Match returns the first rule excluding the object, if any.
 func (s Set) Match(kind, namespace, name string) (Rule, bool) {
 	for _, r := range s.Rules {
-		if r.Kind != kind {
+		// Kinds in any case, as kubectl takes them (machineconfig).
+		if !strings.EqualFold(r.Kind, kind) {
 			continue
 		}
 		if ok, _ := path.Match(r.Name, name); !ok {
@@ -91,4 +47,20 @@ func (s Set) Match(kind, namespace, name string) (Rule, bool) {
 		return r, true
 	}
 	return Rule{}, false
+}
+
+// Identity names one object.
+type Identity struct{ Kind, Namespace, Name string }
+
+// Unmatched returns the rules that match none of objs: a typo, or a kind
+// the autopilot does not manage, which leaves the object it meant managed.
+func (s Set) Unmatched(objs []Identity) []Rule {
+	var out []Rule
+	for _, r := range s.Rules {
+		one := Set{Rules: []Rule{r}}
+		if !slices.ContainsFunc(objs, func(o Identity) bool { _, hit := one.Match(o.Kind, o.Namespace, o.Name); return hit }) {
+			out = append(out, r)
+		}
+	}
+	return out
 }

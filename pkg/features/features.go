@@ -103,8 +103,14 @@ func state(f *catalog.Feature, rc *rendercontext.RenderContext, ds []*engine.Dec
 	if len(ds) == 0 {
 		return NotApplicable, "none of its assets was evaluated"
 	}
-	if f.Switch != "" && !rc.Switch(f.Switch) {
-		return Off, "the switch is not \"true\" on the HCO"
+	if f.Switch != "" {
+		on, err := rc.Switch(f.Switch)
+		if err != nil {
+			return Degraded, err.Error() + "; its assets are left as they are"
+		}
+		if !on {
+			return Off, "the switch is not on in the HCO's annotations"
+		}
 	}
 	if d := first(ds, engine.Paused); d != nil && all(ds, engine.Paused) {
 		return Paused, d.Reason

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
 
@@ -24,7 +25,7 @@ func FuzzPatch(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		p, err := ParsePatch(v)
+		p, err := annotations.ParsePatch(v)
 		if err != nil {
 			return
 		}
@@ -49,7 +50,7 @@ func FuzzIgnoreFields(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		ptrs, err := ParseIgnoreFields(v)
+		ptrs, err := annotations.ParseIgnoreFields(v)
 		if err != nil {
 			return
 		}

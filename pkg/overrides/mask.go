@@ -1,10 +1,8 @@
 package overrides
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,29 +12,6 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/managedfields"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
-
-// ParseIgnoreFields decodes the comma-separated pointer list. In a list, a
-// token "key=value" addresses the element by key ("/spec/featureGates/
-// name=CPUManager/state"), which survives reordering; an index addresses a
-// position.
-func ParseIgnoreFields(value string) ([]jsonpointer.Pointer, error) {
-	var out []jsonpointer.Pointer
-	for _, raw := range strings.Split(value, ",") {
-		s := strings.TrimSpace(raw)
-		if s == "" {
-			continue
-		}
-		p, err := jsonpointer.Parse(s)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkProtected(p, "pointer "+s); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
 
 // Mask makes desired keep live's state under every pointer, leaf by leaf,
 // so applying it never changes or removes a value there, whoever owns it.
@@ -215,15 +190,4 @@ func (m *masker) placeFor(p, lp jsonpointer.Pointer) (jsonpointer.Pointer, bool)
 func isIndex(tok string) bool {
 	_, err := strconv.Atoi(tok)
 	return err == nil
-}
-
-// checkProtected refuses a pointer that is, contains or lies inside a
-// protected path.
-func checkProtected(p jsonpointer.Pointer, what string) error {
-	for _, q := range protected {
-		if p.HasPrefix(q) || q.HasPrefix(p) {
-			return fmt.Errorf("%s covers the object's identity, status or server metadata (%s): %w", what, q, ErrProtected)
-		}
-	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
 
@@ -19,34 +20,9 @@ func obj(spec map[string]any) *unstructured.Unstructured {
 	}}
 }
 
-func TestParsePatch(t *testing.T) {
-	cases := map[string]string{
-		`[{"op":"replace","path":"/spec/a","value":1}]`: "",
-		`{"op":"replace"}`: "not an RFC 6902",
-		`[{"op":"replace","path":"/metadata/name","value":"x"}]`:     "protected",
-		`[{"op":"remove","path":"/status"}]`:                         "protected",
-		`[{"op":"move","from":"/kind","path":"/spec/k"}]`:            "protected",
-		`[{"op":"frobnicate","path":"/spec/a"}]`:                     "unsupported operation",
-		`[{"op":"add","path":"","value":{}}]`:                        "whole object",
-		`[{"op":"add","value":1}]`:                                   "missing path",
-		`[{"op":"replace","path":"/metadata","value":{}}]`:           "protected",
-		`[{"op":"add","path":"/metadata/finalizers/-","value":"x"}]`: "protected",
-		`[{"op":"remove","path":"/metadata/ownerReferences"}]`:       "protected",
-		`[{"op":"add","path":"/metadata/labels/x","value":"y"}]`:     "",
-	}
-	for in, want := range cases {
-		_, err := ParsePatch(in)
-		switch {
-		case want == "" && err != nil:
-			t.Errorf("%s: unexpected error %v", in, err)
-		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
-			t.Errorf("%s: want error %q, got %v", in, want, err)
-		}
-	}
-}
 
 func TestApplyPatch(t *testing.T) {
-	p, err := ParsePatch(`[{"op":"replace","path":"/spec/a","value":2},{"op":"add","path":"/spec/list/-","value":"z"}]`)
+	p, err := annotations.ParsePatch(`[{"op":"replace","path":"/spec/a","value":2},{"op":"add","path":"/spec/list/-","value":"z"}]`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +40,7 @@ func TestApplyPatch(t *testing.T) {
 	if v, _, _ := unstructured.NestedInt64(base.Object, "spec", "a"); v != 1 {
 		t.Fatal("the input must not change")
 	}
-	bad, _ := ParsePatch(`[{"op":"remove","path":"/spec/nothere"}]`)
+	bad, _ := annotations.ParsePatch(`[{"op":"remove","path":"/spec/nothere"}]`)
 	if _, err := ApplyPatch(base, bad); err == nil || !strings.Contains(err.Error(), "does not apply") {
 		t.Fatalf("want does-not-apply error, got %v", err)
 	}
@@ -82,7 +58,7 @@ func TestMask(t *testing.T) {
 	managed(live, "kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:theirs":{}}}`)
 
 	desired := obj(map[string]any{"mine": int64(1), "theirs": int64(2), "gone": int64(3), "args": []any{"a"}})
-	ptrs, err := ParseIgnoreFields("/spec/mine, /spec/theirs,/spec/gone , /spec/args/1")
+	ptrs, err := annotations.ParseIgnoreFields("/spec/mine, /spec/theirs,/spec/gone , /spec/args/1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,13 +78,13 @@ func TestMask(t *testing.T) {
 	if args := spec["args"].([]any); len(args) != 2 || args[1] != "user" {
 		t.Errorf("a list element keeps its live value (the list is applied whole), got %v", args)
 	}
-	if _, err := ParseIgnoreFields("/metadata/name"); err == nil {
+	if _, err := annotations.ParseIgnoreFields("/metadata/name"); err == nil {
 		t.Error("identity pointers must be refused")
 	}
-	if _, err := ParseIgnoreFields("/metadata"); err == nil {
+	if _, err := annotations.ParseIgnoreFields("/metadata"); err == nil {
 		t.Error("a pointer covering identity must be refused")
 	}
-	if _, err := ParseIgnoreFields("spec/x"); err == nil {
+	if _, err := annotations.ParseIgnoreFields("spec/x"); err == nil {
 		t.Error("pointers must start with /")
 	}
 }
@@ -120,7 +96,7 @@ func TestMaskMapLeafByLeaf(t *testing.T) {
 	managed(live, "autopilot", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:lm":{"f:a":{},"f:c":{}}}}`)
 	managed(live, "kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:lm":{"f:b":{}}}}`)
 	desired := obj(map[string]any{"lm": map[string]any{"a": int64(9), "b": int64(9), "d": int64(9)}})
-	ptrs, _ := ParseIgnoreFields("/spec/lm")
+	ptrs, _ := annotations.ParseIgnoreFields("/spec/lm")
 	Mask(desired, live, ptrs, "autopilot", structure.Structure{})
 	want := map[string]any{"a": int64(2), "c": int64(1)}
 	if got := desired.Object["spec"].(map[string]any)["lm"]; !equalJSON(got, want) {
@@ -136,7 +112,7 @@ func TestMaskKeyedListAndUnresolved(t *testing.T) {
 	managed(live, "autopilot", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:gates":{}}}`)
 	// desired lists the elements in another order: the key finds them.
 	desired := obj(map[string]any{"gates": []any{map[string]any{"name": "B", "state": "golden"}, map[string]any{"name": "A", "state": "on"}}})
-	ptrs, _ := ParseIgnoreFields("/spec/gates/name=B/state,/spec/gates/name=Z/state,/spec/nothing")
+	ptrs, _ := annotations.ParseIgnoreFields("/spec/gates/name=B/state,/spec/gates/name=Z/state,/spec/nothing")
 	u := Mask(desired, live, ptrs, "autopilot", structure.Structure{})
 	if g := desired.Object["spec"].(map[string]any)["gates"].([]any); len(g) != 2 || g[0].(map[string]any)["state"] != "user" {
 		t.Fatalf("keyed pointer must address element B wherever it is: %v", g)
@@ -147,7 +123,7 @@ func TestMaskKeyedListAndUnresolved(t *testing.T) {
 	// A positional pointer past desired's end in a keyed list never appends
 	// a keyless element.
 	desired = obj(map[string]any{"gates": []any{map[string]any{"name": "A", "state": "on"}}})
-	ptrs, _ = ParseIgnoreFields("/spec/gates/1/state")
+	ptrs, _ = annotations.ParseIgnoreFields("/spec/gates/1/state")
 	Mask(desired, live, ptrs, "autopilot", structure.Structure{Known: true, GranularLists: map[string][]string{"/spec/gates": {"name"}}})
 	if g := desired.Object["spec"].(map[string]any)["gates"].([]any); len(g) != 1 {
 		t.Fatalf("no element may be added: %v", g)
@@ -174,7 +150,7 @@ func TestMaskGranularListKeepsOurElements(t *testing.T) {
 	desired := obj(map[string]any{"gates": []any{map[string]any{"name": "A", "state": "golden"}, map[string]any{"name": "C", "state": "x"}}})
 	for _, ptr := range []string{"/spec/gates", "/spec"} {
 		d := desired.DeepCopy()
-		ptrs, _ := ParseIgnoreFields(ptr)
+		ptrs, _ := annotations.ParseIgnoreFields(ptr)
 		Mask(d, live, ptrs, "autopilot", st)
 		want := []any{map[string]any{"name": "A", "state": "on"}}
 		if got := d.Object["spec"].(map[string]any)["gates"]; !equalJSON(got, want) {

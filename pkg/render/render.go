@@ -309,8 +309,10 @@ func (s *set) contextFuncs() template.FuncMap {
 		"crdEnum":      func(crd, path string) []string { return s.rc.Enum(crd, path) },
 		"crdEnumFirst": func(crd, path string, candidates ...string) string { return s.rc.EnumFirst(crd, path, candidates...) },
 		"crdHasField":  func(crd, path string) bool { return s.rc.HasField(crd, path) },
-		// switch "enable-x": the HCO annotation platform.kubevirt.io/enable-x is "true".
-		"switch": func(name string) bool { return s.rc.Switch(name) },
+		// switch "enable-x": the HCO annotation platform.kubevirt.io/enable-x
+		// is on; a value that is not understood fails the render (the
+		// asset is Invalid and left as it is), never reads as off.
+		"switch": func(name string) (bool, error) { return s.rc.Switch(name) },
 		// featureGate "X": the HCO's spec.featureGates enables X.
 		"featureGate": func(name string) bool { return s.rc.FeatureGateEnabled(name) },
 		// excluded KIND NAMESPACE NAME: the object is root-excluded, so

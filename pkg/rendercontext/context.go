@@ -168,10 +168,12 @@ func (rc *RenderContext) HCOFieldUnconfigured(path string) bool {
 	return false
 }
 
-// Switch reports whether the HCO annotation platform.kubevirt.io/<name> is "true".
-func (rc *RenderContext) Switch(name string) bool {
-	v, _ := rc.HCOAnnotation(annotations.SwitchPrefix + name)
-	return v == "true"
+// Switch reads the HCO annotation platform.kubevirt.io/<name>
+// (annotations.ParseSwitch): absent is off, a value that is not a boolean
+// an *annotations.Invalid, never off.
+func (rc *RenderContext) Switch(name string) (bool, error) {
+	v, ok := rc.HCOAnnotation(annotations.SwitchPrefix + name)
+	return annotations.ParseSwitch(annotations.SwitchPrefix+name, v, ok)
 }
 
 // SetHCO replaces the HCO (with the effective one, after the golden config
@@ -182,7 +184,7 @@ func (rc *RenderContext) SetHCO(hco *unstructured.Unstructured) {
 		rc.HCO = hco.Object
 	}
 	v, _ := rc.HCOAnnotation(annotations.DisabledResources)
-	rc.Exclusions, rc.ExclusionErrors = exclusion.Parse(v)
+	rc.Exclusions, rc.ExclusionErrors = annotations.ParseDisabledResources(v)
 }
 
 // HCOTerminating reports whether the HCO is being deleted (deletionTimestamp
