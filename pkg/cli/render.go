@@ -143,19 +143,17 @@ func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 	}
 	rc := rendercontext.New(withActivation(in.Facts, o.activation))
 	rc.AssumeAllKinds = in.AssumeAllKinds
-	// What the controller reports as an Event on the HCO, the CLI says on stderr.
-	for _, w := range rc.InputWarnings() {
-		fmt.Fprintln(stderr, "warning:", w)
-	}
 	act := engine.ActivationOf(rc, cat)
-	if len(act.Unknown) > 0 {
-		fmt.Fprintf(stderr, "warning: annotation %s: %s name(s) no asset or group and are ignored\n", annotations.Autopilot, strings.Join(act.Unknown, ", "))
-	}
 	if act.Paused {
 		fmt.Fprintf(stderr, "warning: the autopilot is paused by HCO annotation %s=%q: it writes and deletes nothing (--activation=true previews switching it on)\n", annotations.Autopilot, act.Value)
 	}
 	ev := &engine.Evaluator{Renderer: render.New(assets.FS, render.OneShot())}
-	ds := filter(ev.Plan(ctx, cat, rc, in.Live, engine.Preview(rc)), o.assets)
+	all := ev.Plan(ctx, cat, rc, in.Live, engine.Preview(rc))
+	// What the controller reports as Events on the HCO, the CLI says on stderr.
+	for _, n := range ev.Notices(rc, cat, all) {
+		fmt.Fprintln(stderr, "warning:", n.Message)
+	}
+	ds := filter(all, o.assets)
 
 	var werr error
 	switch o.output {

@@ -164,9 +164,32 @@ func TestRenderWarningsAndInvalid(t *testing.T) {
 	if code := Render([]string{"--hco-file", hco, "-o", "status"}, &out, &errOut); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	if !strings.Contains(errOut.String(), `warning: annotation platform.kubevirt.io/disabled-resources: malformed entries ignored`) ||
-		!strings.Contains(errOut.String(), "broken") {
+	if !strings.Contains(errOut.String(), `warning: annotation platform.kubevirt.io/disabled-resources="broken" is not understood`) {
 		t.Errorf("malformed disabled-resources entry not shown:\n%s", errOut.String())
+	}
+
+	// Every input not acted on as written is named: a switch that is not a
+	// boolean (its assets INVALID, exit 3), a misspelt switch, an entry
+	// that matches nothing the catalog renders.
+	odd := strings.Replace(hcoYAML, "annotations:\n", "annotations:\n    platform.kubevirt.io/enable-logging: \"ture\"\n    platform.kubevirt.io/enable-loadawre: \"true\"\n", 1)
+	odd = strings.Replace(odd, "broken", "machineconfig/90-worker-kubevirt-swap,\n MachineConfgi/x", 1)
+	out.Reset()
+	errOut.Reset()
+	code := Render([]string{"--hco-file", write(t, dir, "odd.yaml", odd), "-o", "status"}, &out, &errOut)
+	for _, want := range []string{
+		`platform.kubevirt.io/enable-logging="ture" is not understood`,
+		`HCO annotation platform.kubevirt.io/enable-loadawre is not one the autopilot reads`,
+		`entry "MachineConfgi/x" matches no object`,
+	} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("not reported: %s\n%s", want, errOut.String())
+		}
+	}
+	if strings.Contains(errOut.String(), "90-worker-kubevirt-swap\" matches no object") {
+		t.Errorf("a lower-case kind is a kind, as kubectl takes it:\n%s", errOut.String())
+	}
+	if code != ExitInvalid || !strings.Contains(errOut.String(), "annotation platform.kubevirt.io/enable-logging") {
+		t.Errorf("a switch not understood: exit %d, want %d (its assets INVALID)\n%s", code, ExitInvalid, errOut.String())
 	}
 
 	v1beta1 := strings.Replace(hcoYAML, "spec: {}", "spec:\n  featureGates: {CPUManager: true}", 1)
@@ -180,7 +203,7 @@ func TestRenderWarningsAndInvalid(t *testing.T) {
 	broken := strings.Replace(hcoYAML, "annotations:\n", "annotations:\n    platform.kubevirt.io/patch: '[{\"op\":\"replace\",\"path\":\"/metadata\",\"value\":{}}]'\n", 1)
 	out.Reset()
 	errOut.Reset()
-	code := Render([]string{"--hco-file", write(t, dir, "c.yaml", broken), "-o", "status"}, &out, &errOut)
+	code = Render([]string{"--hco-file", write(t, dir, "c.yaml", broken), "-o", "status"}, &out, &errOut)
 	if code != ExitInvalid || !strings.Contains(out.String(), "INVALID") ||
 		!strings.Contains(errOut.String(), "asset hco-golden-config: annotation platform.kubevirt.io/patch") {
 		t.Errorf("invalid patch: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, ExitInvalid, out.String(), errOut.String())

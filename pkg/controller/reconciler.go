@@ -203,8 +203,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	r.recordActivation(ctx, hco, act)
 
 	intent := &freshIntent{reader: r.direct, namespace: r.opts.Namespace, cached: rc}
-	r.recordExclusionErrors(hco, rc.ExclusionErrors)
-	r.recordFeatureGates(ctx, hco, rc.FeatureGatesWarning())
 	if act.All() {
 		// Tombstones clean up after earlier releases of the whole autopilot;
 		// a paused or partial autopilot leaves everything as it is (the
@@ -216,7 +214,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 
 	want := r.baseWatches(rc)
 	var retry time.Duration
-	r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.live, func(d *engine.Decision) *unstructured.Unstructured {
+	ds := r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.live, func(d *engine.Decision) *unstructured.Unstructured {
 		var res engine.Result
 		switch d.Outcome {
 		case engine.Included:
@@ -254,6 +252,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 		return nil
 	})
+	r.recordNotices(ctx, hco, r.evaluator.Notices(rc, r.opts.Catalog, ds))
 	return r.finish(ctx, hco.GetResourceVersion(), want, retry)
 }
 

@@ -135,12 +135,8 @@ func (r *Reconciler) record(ctx context.Context, hco *unstructured.Unstructured,
 		// not the remaining wait, so it stays the same while the fight lasts.
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Thrashing", res.Reason)
 	case engine.Invalid:
-		reason := "InvalidPatch"
-		if d.Annotation == annotations.IgnoreFields {
-			reason = "InvalidIgnoreFields"
-		}
-		r.eventOnce(hco, subject, corev1.EventTypeWarning, reason,
-			fmt.Sprintf("annotation %s on %s is ignored and the object left as is: %s", d.Annotation, objKey, res.Reason))
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, invalidEvent(d.Annotation),
+			fmt.Sprintf("asset %s: %s is left as it is: %s", name, objKey, res.Reason))
 	case engine.MissingDependency:
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "MissingDependency", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Conflict:
@@ -162,6 +158,20 @@ func (r *Reconciler) record(ctx context.Context, hco *unstructured.Unstructured,
 }
 
 const unresolvedReason = "IgnoreFieldsUnresolved"
+
+// invalidEvent is the Event reason of an asset left as it is because of
+// the annotation named.
+func invalidEvent(annotation string) string {
+	switch annotation {
+	case annotations.Patch:
+		return "InvalidPatch"
+	case annotations.IgnoreFields:
+		return "InvalidIgnoreFields"
+	case annotations.Mode:
+		return "InvalidMode"
+	}
+	return "InvalidSwitch"
+}
 
 func (r *Reconciler) metricsFor(d *engine.Decision, res engine.Result, target *unstructured.Unstructured) {
 	name := d.Asset.Name
@@ -265,20 +275,45 @@ type series struct {
 	labels []string
 }
 
-func (r *Reconciler) recordExclusionErrors(hco *unstructured.Unstructured, errs []error) {
-	if len(errs) == 0 {
-		r.forgetEvent(hco, "InvalidDisabledResources")
-		metrics.InvalidAnnotation.DeleteLabelValues(hco.GetKind(), hco.GetNamespace(), hco.GetName(), annotations.DisabledResources, string(engine.Malformed))
-		return
+// recordNotices reports what on the HCO the autopilot does not act on as
+// written: one metric series per (annotation, reason) and one Event per
+// Event reason and episode, in the HCO-input key space (an outcome
+// recorded on the HCO object itself, the golden config's, never clears it).
+func (r *Reconciler) recordNotices(ctx context.Context, hco *unstructured.Unstructured, notices []engine.Notice) {
+	byEvent := map[string][]string{}
+	var fresh []series
+	for _, n := range notices {
+		byEvent[n.Event] = append(byEvent[n.Event], n.Message)
+		fresh = append(fresh, series{metrics.InvalidAnnotation, []string{hco.GetKind(), hco.GetNamespace(), hco.GetName(), n.Annotation, string(n.Reason)}})
 	}
-	msgs := make([]string, 0, len(errs))
-	for _, e := range errs {
-		msgs = append(msgs, e.Error())
+	r.status.mu.Lock()
+	old := r.status.series[hcoInputSeries]
+	r.status.series[hcoInputSeries] = fresh
+	r.status.mu.Unlock()
+	for _, s := range old {
+		s.vec.DeleteLabelValues(s.labels...)
 	}
-	metrics.InvalidAnnotation.WithLabelValues(hco.GetKind(), hco.GetNamespace(), hco.GetName(), annotations.DisabledResources, string(engine.Malformed)).Set(1)
-	r.eventOnce(hco, nil, corev1.EventTypeWarning, "InvalidDisabledResources",
-		fmt.Sprintf("annotation %s: malformed entries ignored (the others still apply): %s", annotations.DisabledResources, strings.Join(msgs, "; ")))
+	for _, s := range fresh {
+		s.vec.WithLabelValues(s.labels...).Set(1)
+	}
+	for _, reason := range noticeEvents {
+		msgs := byEvent[reason]
+		if len(msgs) == 0 {
+			r.forgetInputEvent(hco, reason)
+			continue
+		}
+		msg := strings.Join(msgs, "; ")
+		if r.inputEventOnce(hco, reason, msg) {
+			log.FromContext(ctx).Info("HCO input not understood", "action", "invalid", "object", engine.ObjectKey(hco), "reason", reason, "detail", msg)
+		}
+	}
 }
+
+// noticeEvents are the Event reasons of engine.HCONotices.
+var noticeEvents = []string{"InvalidDisabledResources", "InvalidAutopilot", "InvalidSwitch", "UnknownAnnotation", "FeatureGatesUnreadable"}
+
+// hcoInputSeries keys the HCO-input metric series (no asset has this name).
+const hcoInputSeries = "\x00hco-inputs"
 
 // rollout names, on the HCO, a write that makes the Machine Config Operator
 // drain and reboot a pool's nodes: the one event an admin must not miss.
@@ -295,39 +330,17 @@ func (r *Reconciler) rollout(hco, subject *unstructured.Unstructured, d engine.D
 }
 
 // recordActivation reports the HCO's platform.kubevirt.io/autopilot switch:
-// paused is idle (log, metric, /debug/health) with one Event; entries naming
-// no asset or group are an invalid annotation (Event, metric).
+// paused is idle (log, metric, /debug/health) with one Event. (Entries
+// naming nothing are a notice: recordNotices.)
 func (r *Reconciler) recordActivation(ctx context.Context, hco *unstructured.Unstructured, act engine.Activation) {
-	const invalid = "InvalidAutopilot"
-	labels := []string{hco.GetKind(), hco.GetNamespace(), hco.GetName(), annotations.Autopilot, string(engine.Malformed)}
-	if len(act.Unknown) > 0 {
-		metrics.InvalidAnnotation.WithLabelValues(labels...).Set(1)
-		r.eventOnce(hco, nil, corev1.EventTypeWarning, invalid, fmt.Sprintf("annotation %s: %s name(s) no asset or group and are ignored; assets and groups: see render --output status",
-			annotations.Autopilot, strings.Join(act.Unknown, ", ")))
-	} else {
-		metrics.InvalidAnnotation.DeleteLabelValues(labels...)
-		r.forgetEvent(hco, invalid)
-	}
 	if !act.Paused {
 		r.setIdle(ctx, IdleStatus{})
-		r.forgetEvent(hco, "Paused")
+		r.forgetInputEvent(hco, "Paused")
 		return
 	}
 	msg := fmt.Sprintf("paused by HCO annotation %s=%q: nothing is written or deleted until it is removed, \"true\", or lists assets", annotations.Autopilot, act.Value)
 	r.setIdle(ctx, IdleStatus{Reason: IdlePaused, Message: msg})
-	r.eventOnce(hco, nil, corev1.EventTypeWarning, "Paused", msg)
-}
-
-// recordFeatureGates warns once when the HCO's featureGates cannot be read.
-func (r *Reconciler) recordFeatureGates(ctx context.Context, hco *unstructured.Unstructured, warning string) {
-	const reason = "FeatureGatesUnreadable"
-	if warning == "" {
-		r.forgetEvent(hco, reason)
-		return
-	}
-	if r.eventOnce(hco, nil, corev1.EventTypeWarning, reason, warning) {
-		log.FromContext(ctx).Info(warning, "action", "invalid", "object", engine.ObjectKey(hco))
-	}
+	r.inputEventOnce(hco, "Paused", msg)
 }
 
 func (r *Reconciler) recordTombstones(hco *unstructured.Unstructured, results []tombstone.Result) {
@@ -389,6 +402,33 @@ func (r *Reconciler) eventOnce(hco, subject *unstructured.Unstructured, typ, rea
 		r.event(hco, subject, typ, reason, msg)
 	}
 	return !same
+}
+
+// inputEventOnce records a warning about the HCO's inputs (its
+// annotations, the activation switch) once per episode. Its dedup state
+// has its own key space: outcomes recorded on the HCO object as the golden
+// config's target never clear it.
+func (r *Reconciler) inputEventOnce(hco *unstructured.Unstructured, reason, msg string) bool {
+	k := inputKey(hco, reason)
+	r.status.mu.Lock()
+	same := r.status.lastEvent[k] == msg
+	r.status.lastEvent[k] = msg
+	r.status.mu.Unlock()
+	if !same {
+		r.event(hco, nil, corev1.EventTypeWarning, reason, msg)
+	}
+	return !same
+}
+
+// forgetInputEvent ends an HCO-input warning's episode.
+func (r *Reconciler) forgetInputEvent(hco *unstructured.Unstructured, reason string) {
+	r.status.mu.Lock()
+	defer r.status.mu.Unlock()
+	delete(r.status.lastEvent, inputKey(hco, reason))
+}
+
+func inputKey(hco *unstructured.Unstructured, reason string) string {
+	return "input\x00" + engine.ObjectKey(hco) + "|" + reason
 }
 
 // forgetEvent drops the dedup state of one (subject, reason).

@@ -106,19 +106,29 @@ func TestHCOEventsCarryTheirSubject(t *testing.T) {
 	}
 }
 
-func TestFeatureGatesWarningOnce(t *testing.T) {
+// An HCO-input warning is one Event per episode, even when every reconcile
+// also records the golden config's outcome on the HCO object itself (the
+// quiet outcome clears the HCO subject's dedup state, never the inputs').
+func TestHCOInputWarningOncePerEpisode(t *testing.T) {
 	rec := &countingRecorder{}
 	r := &Reconciler{status: newStatusStore(), recorder: rec}
 	hco := obj("HyperConverged", "kubevirt-hyperconverged", "hco-uid")
+	golden := engine.Decision{Asset: &catalog.Asset{Name: "hco-golden-config"}, Outcome: engine.Included, Live: hco}
+	notices := []engine.Notice{
+		{Annotation: "spec.featureGates", Reason: engine.Malformed, Event: "FeatureGatesUnreadable", Message: "spec.featureGates is not a list"},
+		{Annotation: "platform.kubevirt.io/enable-x", Reason: engine.Malformed, Event: "InvalidSwitch", Message: "not understood"},
+	}
 	for range 3 {
-		r.recordFeatureGates(context.Background(), hco, "spec.featureGates is not a list")
+		r.record(context.Background(), hco, &golden, engine.Result{Outcome: engine.Unchanged})
+		r.recordNotices(context.Background(), hco, notices)
+		r.recordActivation(context.Background(), hco, engine.Activation{Paused: true, Value: "false"})
 	}
-	if rec.count() != 1 {
-		t.Fatalf("one FeatureGatesUnreadable event while the problem lasts: %v", rec.reasons)
+	if rec.count() != 3 {
+		t.Fatalf("one event per standing warning (2 notices, paused) across reconciles: %v", rec.reasons)
 	}
-	r.recordFeatureGates(context.Background(), hco, "")
-	r.recordFeatureGates(context.Background(), hco, "spec.featureGates is not a list")
-	if rec.count() != 2 {
+	r.recordNotices(context.Background(), hco, nil)
+	r.recordNotices(context.Background(), hco, notices[:1])
+	if rec.count() != 4 {
 		t.Fatalf("a problem that comes back is reported again: %v", rec.reasons)
 	}
 }

@@ -52,8 +52,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	if err != nil {
 		// A switch that is not understood: the asset is left exactly as
 		// it is (never written, never removed) until it is fixed.
-		d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
-		e.invalidInput(ctx, &d, live, err)
+		e.invalidInput(ctx, &d, rc, live, err)
 		return d
 	}
 	if !ok {
@@ -68,8 +67,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	if err != nil {
 		if _, ok := annotations.AsInvalid(err); ok {
 			// The template read an HCO annotation that is not understood.
-			d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
-			e.invalidInput(ctx, &d, live, err)
+			e.invalidInput(ctx, &d, rc, live, err)
 			return d
 		}
 		d.Outcome, d.Reason = Failed, err.Error()
@@ -220,12 +218,15 @@ func (e *Evaluator) inactive(ctx context.Context, d *Decision, rc *rendercontext
 // invalidInput marks d Invalid for an HCO annotation it reads that is not
 // understood. The live object (if any) is found only to name it in the
 // report; it is neither written nor removed.
-func (e *Evaluator) invalidInput(ctx context.Context, d *Decision, live LiveReader, err error) {
+func (e *Evaluator) invalidInput(ctx context.Context, d *Decision, rc *rendercontext.RenderContext, live LiveReader, err error) {
 	inv, _ := annotations.AsInvalid(err)
 	d.Outcome, d.Reason, d.InvalidReason = Invalid, err.Error()+"; the asset is left as it is", Malformed
 	if inv != nil {
 		d.Annotation = inv.Annotation
 	}
+	naming := *rc
+	naming.NamingOnly = true
+	d.Rendered, _ = e.Renderer.RenderHead(d.Asset.Path, &naming, d.Asset.Params)
 	if live == nil || d.Rendered == nil {
 		return
 	}

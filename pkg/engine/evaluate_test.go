@@ -79,6 +79,15 @@ func TestEvaluateOutcomes(t *testing.T) {
 		{"patch that does not apply", nil, "psi-enable", withAnn(annotations.Patch, `[{"op":"remove","path":"/spec/nothing"}]`), engine.Invalid, "does not apply"},
 		{"invalid ignore-fields", nil, "psi-enable", withAnn(annotations.IgnoreFields, "spec/x"), engine.Invalid, "must start"},
 		{"schedulable masters off", nil, "psi-enable-master", nil, engine.Inactive, "schedulableMasters"},
+		// Every input understood or reported, never read as off.
+		{"switch in another spelling", map[string]string{"platform.kubevirt.io/enable-loadaware": " Yes"}, "descheduler-loadaware", nil, engine.Included, ""},
+		{"switch not understood", map[string]string{"platform.kubevirt.io/enable-loadaware": "ture"}, "descheduler-loadaware", nil, engine.Invalid, "accepted: true/false"},
+		{"switch present and empty", map[string]string{"platform.kubevirt.io/enable-loadaware": ""}, "descheduler-loadaware", nil, engine.Invalid, "not understood"},
+		{"unmanaged in another case", nil, "psi-enable", withAnn(annotations.Mode, " Unmanaged"), engine.Unmanaged, ""},
+		{"mode not understood", nil, "psi-enable", withAnn(annotations.Mode, "unmanged"), engine.Invalid, "left as it is"},
+		{"explicit managed", nil, "psi-enable", withAnn(annotations.Mode, "managed"), engine.Included, ""},
+		{"patch as YAML", nil, "psi-enable", withAnn(annotations.Patch, "- op: add\n  path: /metadata/labels/x\n  value: y\n"), engine.Included, ""},
+		{"ignore-fields by newlines", nil, "psi-enable", withAnn(annotations.IgnoreFields, "/spec/kernelArguments\n/spec/config\n"), engine.Included, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

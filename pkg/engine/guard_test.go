@@ -52,6 +52,12 @@ func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
 		"unmanaged": {mutate: func(u *unstructured.Unstructured) {
 			u.SetAnnotations(map[string]string{annotations.Mode: annotations.ModeUnmanaged})
 		}},
+		"unmanaged in another case": {mutate: func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{annotations.Mode: "UnManaged "})
+		}},
+		"mode not understood": {mutate: func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{annotations.Mode: "unmanged"})
+		}},
 		"adopted": {mutate: func(u *unstructured.Unstructured) {
 			u.SetAnnotations(map[string]string{annotations.Asset: "a", annotations.Adopted: "true"})
 		}},

@@ -29,6 +29,9 @@ func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *renderco
 			d = e.Evaluate(ctx, a, rc, live)
 		} else {
 			d = Decision{Asset: a, Outcome: Paused, Reason: why}
+			// Only the head naming its object, for reports (which object
+			// is paused, what a disabled-resources entry matches).
+			d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
 		}
 		if hco := step(&d); hco != nil && a.ReconcileOrder == 0 && hco.GroupVersionKind() == rendercontext.HCOGVK {
 			rc.SetHCO(hco)

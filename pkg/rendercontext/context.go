@@ -8,7 +8,6 @@
 package rendercontext
 
 import (
-	"fmt"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -48,6 +47,11 @@ type RenderContext struct {
 	// AssumeAllKinds treats every kind and CRD as installed: an offline
 	// render without CRD facts previews everything that would be active.
 	AssumeAllKinds bool
+	// NamingOnly reads a switch that is not understood as off. Only for
+	// naming the object of an asset already Invalid because of it (the
+	// object's identity does not depend on its switches), never for a
+	// decision.
+	NamingOnly bool
 	// Observed: the cluster objects and settings Facts gathered, as they are.
 	Observed
 
@@ -173,7 +177,11 @@ func (rc *RenderContext) HCOFieldUnconfigured(path string) bool {
 // an *annotations.Invalid, never off.
 func (rc *RenderContext) Switch(name string) (bool, error) {
 	v, ok := rc.HCOAnnotation(annotations.SwitchPrefix + name)
-	return annotations.ParseSwitch(annotations.SwitchPrefix+name, v, ok)
+	on, err := annotations.ParseSwitch(annotations.SwitchPrefix+name, v, ok)
+	if err != nil && rc.NamingOnly {
+		return false, nil
+	}
+	return on, err
 }
 
 // SetHCO replaces the HCO (with the effective one, after the golden config
@@ -192,26 +200,6 @@ func (rc *RenderContext) SetHCO(hco *unstructured.Unstructured) {
 func (rc *RenderContext) HCOTerminating() bool {
 	u := rc.HCOObject()
 	return u != nil && u.GetDeletionTimestamp() != nil
-}
-
-// InputWarnings lists what in the HCO the autopilot cannot read as written
-// and works around: malformed disabled-resources entries (ignored, the others
-// apply) and a v1beta1-style featureGates map (every gate reads as off). The
-// controller reports them as Events, the CLI on stderr.
-func (rc *RenderContext) InputWarnings() []string {
-	var out []string
-	if len(rc.ExclusionErrors) > 0 {
-		msgs := make([]string, 0, len(rc.ExclusionErrors))
-		for _, e := range rc.ExclusionErrors {
-			msgs = append(msgs, e.Error())
-		}
-		out = append(out, fmt.Sprintf("annotation %s: malformed entries ignored (the others still apply): %s",
-			annotations.DisabledResources, strings.Join(msgs, "; ")))
-	}
-	if w := rc.FeatureGatesWarning(); w != "" {
-		out = append(out, w)
-	}
-	return out
 }
 
 // FeatureGatesWarning says when spec.featureGates is not the v1 list of

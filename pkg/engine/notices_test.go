@@ -1,0 +1,86 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+)
+
+// Every asset's template names its kind literally, and that is the kind it
+// renders: the fallback that judges disabled-resources entries when an
+// asset's render fails.
+func TestStaticKindIsTheRenderedKind(t *testing.T) {
+	on := map[string]string{}
+	ev, cat, _ := setup(t, nil)
+	for _, f := range cat.Features {
+		if f.Switch != "" {
+			on[f.SwitchAnnotation()] = "true"
+		}
+	}
+	rc := newContext(on)
+	for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview(rc)) {
+		k, ok := ev.Renderer.StaticKind(d.Asset.Path)
+		if !ok {
+			t.Errorf("asset %s: no literal top-level kind in %s", d.Asset.Name, d.Asset.Path)
+			continue
+		}
+		if d.Rendered != nil && d.Rendered.GetKind() != k {
+			t.Errorf("asset %s: static kind %s, rendered %s", d.Asset.Name, k, d.Rendered.GetKind())
+		}
+	}
+}
+
+// Each class of HCO input the autopilot does not act on is a notice with
+// the annotation, a bounded reason and a message naming the value.
+func TestNoticesNameEveryInputNotActedOn(t *testing.T) {
+	hco := map[string]string{
+		"platform.kubevirt.io/enable-logging":   "ture",
+		"platform.kubevirt.io/enable-loadawre":  "true",
+		"platform.kubevirt.io/enable-loadaware": "ON",
+		annotations.Autopilot:                   "all-of-it",
+		annotations.DisabledResources:           "machineconfig/99-worker-kubevirt-psi-karg\nMachineConfig/99-nope, KubeletConfigg/x, broken",
+		annotations.Asset:                       "hco-golden-config",
+	}
+	ev, cat, _ := setup(t, hco)
+	rc := newContext(hco)
+	ds := ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview(rc))
+	got := map[string]bool{}
+	for _, n := range ev.Notices(rc, cat, ds) {
+		got[n.Annotation+" "+string(n.Reason)] = true
+		if n.Message == "" || n.Event == "" {
+			t.Errorf("notice %+v: no message or event", n)
+		}
+	}
+	for _, want := range []string{
+		"platform.kubevirt.io/enable-logging malformed",
+		"platform.kubevirt.io/enable-loadawre unknown_annotation",
+		"platform.kubevirt.io/autopilot unknown_name",
+		"platform.kubevirt.io/disabled-resources matches_nothing",
+		"platform.kubevirt.io/disabled-resources malformed",
+	} {
+		if !got[want] {
+			t.Errorf("no notice %q; got %v", want, got)
+		}
+	}
+	for k := range got {
+		if strings.Contains(k, "enable-loadaware ") || strings.Contains(k, annotations.Asset) {
+			t.Errorf("an understood input is a notice: %s", k)
+		}
+	}
+	var msgs []string
+	for _, n := range ev.Notices(rc, cat, ds) {
+		msgs = append(msgs, n.Message)
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{`"MachineConfig/99-nope"`, `"KubeletConfigg/x"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("unmatched entry %s not named:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "99-worker-kubevirt-psi-karg\" matches") {
+		t.Errorf("an entry matching a rendered object (kind in lower case) is reported:\n%s", all)
+	}
+}
