@@ -20,7 +20,6 @@ func obj(spec map[string]any) *unstructured.Unstructured {
 	}}
 }
 
-
 func TestApplyPatch(t *testing.T) {
 	p, err := annotations.ParsePatch(`[{"op":"replace","path":"/spec/a","value":2},{"op":"add","path":"/spec/list/-","value":"z"}]`)
 	if err != nil {
