@@ -134,6 +134,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		kinds:     assetKinds(opts.Catalog, opts.Renderer, opts.Namespace),
 		reads:     reads,
 	}
+	r.evaluator.Hold = r.backingOff
 	toHCO := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: r.hcoKey()}}
 	})
@@ -161,6 +162,17 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// backingOff holds an asset whose last failure's backoff has not expired
+// out of the reconcile (engine.Evaluator.Hold).
+func (r *Reconciler) backingOff(a *catalog.Asset) (string, bool) {
+	left, held := r.retries.held(a.Name)
+	if !held {
+		return "", false
+	}
+	last, _ := r.Status(a.Name)
+	return fmt.Sprintf("retrying in %s: %s", left.Round(time.Second), last.Reason), true
 }
 
 func (r *Reconciler) hcoKey() types.NamespacedName {
@@ -215,6 +227,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	want := r.baseWatches(rc)
 	var retry time.Duration
 	ds := r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.live, func(d *engine.Decision) *unstructured.Unstructured {
+		if d.Held {
+			// Backing off: the last recorded failure stands; only come back
+			// when its time is up.
+			left, _ := r.retries.held(d.Asset.Name)
+			retry = minPositive(retry, left)
+			if gvk, ok := r.kinds[d.Asset.Name]; ok && rc.KindAvailable(gvk) {
+				want[gvk] = true
+			}
+			return nil
+		}
 		var res engine.Result
 		switch d.Outcome {
 		case engine.Included:

@@ -68,6 +68,7 @@ func Diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 			}
 		}
 	}
+	guard = guard.ForTombstones()
 	for _, t := range tombs {
 		live, err := gather.Object(ctx, c, t.Object)
 		if err != nil {

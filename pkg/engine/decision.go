@@ -89,6 +89,9 @@ type Decision struct {
 	// Invalid, and InvalidReason says what is wrong with it.
 	Annotation    string
 	InvalidReason InvalidReason
+	// Held: the asset's backoff after a failure has not expired, so it was
+	// not evaluated (Outcome Failed); its last recorded state stands.
+	Held bool
 	// Unresolved lists ignore-fields pointers that resolve neither on the
 	// live object nor in the desired state: harmless, reported.
 	Unresolved []string

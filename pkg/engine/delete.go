@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -23,6 +24,17 @@ type Guard struct {
 	// Activation is the HCO's platform.kubevirt.io/autopilot switch when it
 	// is not "everything": paused or partial, the autopilot deletes nothing.
 	Activation string
+	// Obsolete: the deletion is a tombstone's (a release no longer ships
+	// the object), not a person's switch. A person's customization on the
+	// object (patch, ignore-fields) then keeps it: an upgrade never
+	// silently drops what someone tailored.
+	Obsolete bool
+}
+
+// ForTombstones is g judging the deletions of obsolete objects.
+func (g Guard) ForTombstones() Guard {
+	g.Obsolete = true
+	return g
 }
 
 // GuardFor returns the deletion guard of a render context.
@@ -45,7 +57,8 @@ func GuardFor(rc *rendercontext.RenderContext) Guard {
 //   - it was not adopted (annotated adopted: "true": it existed before the
 //     autopilot's first apply);
 //   - it is not listed in the HCO's disabled-resources;
-//   - it is not already being deleted.
+//   - it is not already being deleted;
+//   - for a tombstone (Obsolete), it carries no patch or ignore-fields.
 //
 // SafeDelete adds UID and resourceVersion preconditions to the DELETE.
 func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
@@ -64,6 +77,12 @@ func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
 	if m, err := annotations.ParseMode(live.GetAnnotations()); err != nil || m == annotations.ModeUnmanagedValue {
 		// A mode that is not understood never lowers a protection.
 		return false, fmt.Sprintf("annotated %s=%q", annotations.Mode, live.GetAnnotations()[annotations.Mode])
+	}
+	if g.Obsolete {
+		if c := customizations(live); len(c) > 0 {
+			return false, fmt.Sprintf("it carries a person's customization (%s): kept, so the upgrade drops nothing someone tailored; "+
+				"carry the customization over to the object that replaces it (the asset now rendering the same settings), then delete this one", strings.Join(c, ", "))
+		}
 	}
 	if live.GetAnnotations()[annotations.Shared] == "true" {
 		return false, "a shared object (the autopilot merged a setting into it): never deleted"
@@ -106,4 +125,15 @@ func RemovalCandidate(d *Decision, rc *rendercontext.RenderContext) *unstructure
 func CreatedFor(d *Decision, live *unstructured.Unstructured) bool {
 	return live != nil && live.GetLabels()[annotations.ManagedByLabel] == annotations.ManagedByValue &&
 		live.GetAnnotations()[annotations.Asset] == d.Asset.Name
+}
+
+// customizations lists the annotations by which a person tailored live.
+func customizations(live *unstructured.Unstructured) []string {
+	var out []string
+	for _, k := range []string{annotations.Patch, annotations.IgnoreFields} {
+		if _, ok := live.GetAnnotations()[k]; ok {
+			out = append(out, k)
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,6 +113,26 @@ func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
 		}
 		if getObj(t, c, ours()) != nil {
 			t.Fatalf("%s: not deleted", path)
+		}
+	}
+}
+
+// A tombstone never takes an object a person customized (an upgrade must
+// not drop their patch or mask); a person's switch-off still removes it.
+func TestTombstonesKeepCustomizedObjects(t *testing.T) {
+	for _, k := range []string{annotations.Patch, annotations.IgnoreFields} {
+		customized := ours()
+		customized.SetAnnotations(map[string]string{k: "[]"})
+		c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(customized.DeepCopy()).Build()
+		stored := getObj(t, c, customized)
+		stored.SetManagedFields(customized.GetManagedFields())
+		r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
+		res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, engine.Guard{}, nil)
+		if res[0].Status != tombstone.Skipped || !strings.Contains(res[0].Reason, k) || getObj(t, c, customized) == nil {
+			t.Errorf("%s: tombstone result %+v", k, res[0])
+		}
+		if ok, why := (engine.Guard{}).MayDelete(stored); !ok {
+			t.Errorf("%s: a person's switch-off is refused: %s", k, why)
 		}
 	}
 }

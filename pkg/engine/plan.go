@@ -25,9 +25,19 @@ func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *renderco
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
 		var d Decision
-		if ok, why := act.Allows(a); ok {
+		ok, why := act.Allows(a)
+		var held bool
+		if ok && e.Hold != nil {
+			why, held = e.Hold(a)
+		}
+		switch {
+		case held:
+			// Its last failure's backoff has not expired: no render, no
+			// read, no write until then, whatever triggered this pass.
+			d = Decision{Asset: a, Outcome: Failed, Reason: why, Held: true}
+		case ok:
 			d = e.Evaluate(ctx, a, rc, live)
-		} else {
+		default:
 			d = Decision{Asset: a, Outcome: Paused, Reason: why}
 			// Only the head naming its object, for reports (which object
 			// is paused, what a disabled-resources entry matches).

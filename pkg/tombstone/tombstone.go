@@ -118,7 +118,11 @@ var Recheck = time.Minute
 // first; confirm (may be nil) only when guard allows a deletion (the
 // controller answers with a fresh read of the HCO). Failures are
 // reported, never fatal.
+//
+// The guard judges obsolete objects (Guard.ForTombstones): a person's
+// customization keeps one.
 func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone, guard engine.Guard, confirm func(context.Context) (engine.Guard, error)) []Result {
+	guard = guard.ForTombstones()
 	out := make([]Result, 0, len(tombstones))
 	for _, t := range tombstones {
 		out = append(out, r.reapOne(ctx, t, guard, confirm))
@@ -164,6 +168,7 @@ func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, c
 			res.Status, res.Reason = Error, err.Error()
 			return res
 		}
+		guard = guard.ForTombstones()
 	}
 	deleted, why, err := apply.Delete(ctx, r.Writer, guard, live)
 	switch {

@@ -353,6 +353,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	featureSpecs(ctx)
 	hcoLifecycleSpecs(ctx)
 	lateHCOSpecs(ctx)
+	pacingSpecs(ctx)
 	faultSpecs(ctx)
 	unlistableSpecs(ctx)
 })
