@@ -60,9 +60,11 @@ func featureSpecs(ctx context.Context) {
 		DeferCleanup(func() { Expect(os.Unsetenv(env)).To(Succeed()) })
 
 		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) { setAnnotation(u, sw, "true") })
+		// Each asset's status is recorded as the reconcile reaches it: wait
+		// for each, not for one and then read another.
 		Eventually(outcomeOf("kubevirt-metrics-exporter-namespace")).Should(Equal(engine.MissingDependency))
-		Expect(status("kubevirt-metrics-exporter-daemonset").Reason).To(ContainSubstring(env))
-		Expect(featureState("kubevirt-metrics-exporter")).To(Equal(features.Waiting))
+		Eventually(func() string { return status("kubevirt-metrics-exporter-daemonset").Reason }).Should(ContainSubstring(env))
+		Eventually(func() features.State { return featureState("kubevirt-metrics-exporter") }).Should(Equal(features.Waiting))
 		Expect(apierrors.IsNotFound(k8s.Get(ctx, nsKey, &corev1.Namespace{}))).To(BeTrue(), "nothing is written while the image is missing")
 
 		// The operator's Deployment gains the image (OLM sets it): the next

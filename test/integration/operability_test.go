@@ -205,7 +205,7 @@ func operabilitySpecs(ctx context.Context) {
 		Eventually(func() int { return len(events("InvalidAutopilot", "no-such-asset")) }).Should(Equal(1))
 		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
 		Expect(rec.Health().Idle).To(BeNil())
-		Expect(status("swap-enable").Outcome).To(Equal(engine.Paused))
+		Eventually(outcomeOf("swap-enable")).Should(Equal(engine.Paused))
 		v, _, _ := unstructured.NestedString(get(mcGVK, "", swapMC).Object, "spec", "config", "ignition", "version")
 		Expect(v).To(Equal("3.3.0"), "an asset not listed is left exactly as it is")
 

@@ -18,6 +18,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
+	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
 
 const (
@@ -217,5 +218,6 @@ func requireVendorCRDs() {
 	if os.Getenv("CI") != "" {
 		Fail("VENDOR_CRDS is unset under CI: set it to the vendors' CRDs (../shared/crds)")
 	}
+	testenv.NotRun("integration: "+CurrentSpecReport().FullText(), "needs the vendors' CRDs (VENDOR_CRDS)")
 	Skip("needs the vendors' CRDs: set VENDOR_CRDS (CI: ../shared/crds)")
 }
