@@ -226,7 +226,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 
 	want := r.baseWatches(rc)
 	var retry time.Duration
-	ds := r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.live, func(d *engine.Decision) *unstructured.Unstructured {
+	ds := r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.live, func(d *engine.Decision) engine.StepResult {
 		if d.Held {
 			// Backing off: the last recorded failure stands; only come back
 			// when its time is up.
@@ -235,7 +235,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			if gvk, ok := r.kinds[d.Asset.Name]; ok && rc.KindAvailable(gvk) {
 				want[gvk] = true
 			}
-			return nil
+			return engine.StepResult{}
 		}
 		var res engine.Result
 		switch d.Outcome {
@@ -268,11 +268,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 		retry = minPositive(retry, res.RetryAfter)
 		// The HCO comes first; everything after renders from its effective
-		// state: the server's copy after a write, else the live one.
-		if res.Object != nil {
-			return res.Object
+		// state: the server's copy after a write, else the live one. A
+		// write that did not land leaves dependents as they are (Plan).
+		out := engine.StepResult{HCO: res.Object}
+		if res.Outcome == engine.Throttled || res.Outcome == engine.Failed {
+			out.Unconverged = string(res.Outcome) + ": " + res.Reason
 		}
-		return nil
+		return out
 	})
 	r.recordNotices(ctx, hco, r.evaluator.Notices(rc, r.opts.Catalog, ds))
 	return r.finish(ctx, hco.GetResourceVersion(), want, retry)

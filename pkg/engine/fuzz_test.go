@@ -23,7 +23,8 @@ var switchSpellings = map[string]bool{
 // a person (IntentOff, the only way to removal) exactly when one of its
 // intent conditions fails: a hardware or topology fact alone never does.
 // A switch value outside the vocabulary never turns anything off: every
-// asset reading it is Invalid (left as it is), never IntentOff.
+// asset reading it is left as it is (Invalid, or waiting for the HCO),
+// never written, never IntentOff.
 func FuzzOptInAnnotations(f *testing.F) {
 	for _, s := range []string{"true", "false", "", "TRUE", "yes", "1", "true ", "\x00", "ture", "On", " no\n", "enabled"} {
 		f.Add(s, "MachineConfig/*")
@@ -43,8 +44,10 @@ func FuzzOptInAnnotations(f *testing.F) {
 		_, understood := switchSpellings[strings.ToLower(strings.TrimSpace(v))]
 		for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview(rc)) {
 			if !understood && readsASwitch(d.Asset) {
-				if d.Outcome != engine.Invalid || d.IntentOff {
-					t.Fatalf("asset %s with switch value %q: outcome %s IntentOff=%v, want Invalid and never turned off", d.Asset.Name, v, d.Outcome, d.IntentOff)
+				// Left as it is: Invalid, or waiting for an HCO that is
+				// itself Invalid; never written, never turned off.
+				if d.Outcome == engine.Included || d.Outcome == engine.Inactive || d.IntentOff {
+					t.Fatalf("asset %s with switch value %q: outcome %s IntentOff=%v, want it left as it is", d.Asset.Name, v, d.Outcome, d.IntentOff)
 				}
 				continue
 			}

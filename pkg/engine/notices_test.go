@@ -84,3 +84,36 @@ func TestNoticesNameEveryInputNotActedOn(t *testing.T) {
 		t.Errorf("an entry matching a rendered object (kind in lower case) is reported:\n%s", all)
 	}
 }
+
+// While the golden HCO has not converged (its write throttled or failed,
+// its decision invalid), every asset that renders from the HCO keeps its
+// last applied state; the others proceed.
+func TestDependentsWaitForTheHCOToConverge(t *testing.T) {
+	ev, cat, rc := setup(t, map[string]string{"platform.kubevirt.io/enable-loadaware": "true"})
+	var waited, proceeded int
+	for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, func(d *engine.Decision) engine.StepResult {
+		if d.Asset.ReconcileOrder == 0 {
+			return engine.StepResult{Unconverged: "Throttled: a fight over /spec/x"}
+		}
+		return engine.StepResult{}
+	}) {
+		if d.Asset.ReconcileOrder == 0 {
+			continue
+		}
+		reads := ev.Renderer.ReadsHCO(d.Asset.Path)
+		switch {
+		case reads && d.Outcome != engine.MissingDependency:
+			t.Errorf("asset %s reads the HCO but is %s while it has not converged", d.Asset.Name, d.Outcome)
+		case reads:
+			waited++
+			if !strings.Contains(d.Reason, "a fight over /spec/x") {
+				t.Errorf("asset %s: reason %q does not say why", d.Asset.Name, d.Reason)
+			}
+		case d.Outcome == engine.Included:
+			proceeded++
+		}
+	}
+	if waited == 0 || proceeded == 0 {
+		t.Fatalf("want some assets waiting and some proceeding: %d waited, %d proceeded", waited, proceeded)
+	}
+}

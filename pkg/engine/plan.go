@@ -9,11 +9,19 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
-// Step handles one evaluated asset inside Plan. When it returns an object
-// for the HCO asset (reconcile order 0), later assets render from it: that
-// is the effective HCO (the API server's answer to the apply in the
-// controller, a local merge offline). Returning nil keeps the context.
-type Step func(d *Decision) (effectiveHCO *unstructured.Unstructured)
+// Step handles one evaluated asset inside Plan.
+type Step func(d *Decision) StepResult
+
+// StepResult is what a Step tells Plan about the asset it handled.
+type StepResult struct {
+	// HCO, for the HCO asset (reconcile order 0), is the effective HCO
+	// later assets render from (the API server's answer to the apply in
+	// the controller, a local merge offline). nil keeps the context.
+	HCO *unstructured.Unstructured
+	// Unconverged, for the HCO asset, says why the HCO is not in its
+	// desired state after the step (the write was throttled or failed).
+	Unconverged string
+}
 
 // Plan evaluates every asset of cat in reconcile order against rc, calling
 // step after each. The controller, the debug endpoints and the render CLI
@@ -22,6 +30,10 @@ type Step func(d *Decision) (effectiveHCO *unstructured.Unstructured)
 func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *rendercontext.RenderContext, live LiveReader, step Step) []Decision {
 	out := make([]Decision, 0, len(cat.Assets))
 	act := ActivationOf(rc, cat)
+	// unconverged says why the HCO is not yet what the golden config makes
+	// it: assets that read it then keep their last applied state instead
+	// of rendering from a copy that is not the effective one.
+	var unconverged string
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
 		var d Decision
@@ -35,6 +47,10 @@ func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *renderco
 			// Its last failure's backoff has not expired: no render, no
 			// read, no write until then, whatever triggered this pass.
 			d = Decision{Asset: a, Outcome: Failed, Reason: why, Held: true}
+		case ok && unconverged != "" && e.readsHCO(a):
+			d = Decision{Asset: a, Outcome: MissingDependency,
+				Reason: "waiting for the HyperConverged to converge (" + unconverged + "): it renders from the effective HCO, so its object is kept as last applied"}
+			d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
 		case ok:
 			d = e.Evaluate(ctx, a, rc, live)
 		default:
@@ -43,8 +59,12 @@ func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *renderco
 			// is paused, what a disabled-resources entry matches).
 			d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
 		}
-		if hco := step(&d); hco != nil && a.ReconcileOrder == 0 && hco.GroupVersionKind() == rendercontext.HCOGVK {
-			rc.SetHCO(hco)
+		res := step(&d)
+		if isHCOAsset(a, &d, res) {
+			if res.HCO != nil {
+				rc.SetHCO(res.HCO)
+			}
+			unconverged = hcoUnconverged(&d, res)
 		}
 		out = append(out, d)
 	}
@@ -54,10 +74,47 @@ func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *renderco
 // Preview is the Step of a render without writes: the HCO asset's desired
 // state is merged into the current HCO, as an apply would.
 func Preview(rc *rendercontext.RenderContext) Step {
-	return func(d *Decision) *unstructured.Unstructured {
+	return func(d *Decision) StepResult {
 		if d.Outcome == Included && d.Desired.GroupVersionKind() == rendercontext.HCOGVK {
-			return MergeApplied(rc.HCOObject(), d.Desired)
+			return StepResult{HCO: MergeApplied(rc.HCOObject(), d.Desired)}
 		}
-		return nil
+		return StepResult{}
 	}
+}
+
+// isHCOAsset: the golden config (reconcile order 0, rendering the HCO).
+func isHCOAsset(a *catalog.Asset, d *Decision, res StepResult) bool {
+	if a.ReconcileOrder != 0 {
+		return false
+	}
+	if res.HCO != nil {
+		return res.HCO.GroupVersionKind() == rendercontext.HCOGVK
+	}
+	return d.Rendered != nil && d.Rendered.GroupVersionKind() == rendercontext.HCOGVK
+}
+
+// hcoUnconverged says why the HCO is not in its desired state after its
+// step: its decision or its write did not get it there. Left alone by a
+// person (excluded, unmanaged) or by the activation switch, the live HCO
+// is the input as it is meant.
+func hcoUnconverged(d *Decision, res StepResult) string {
+	if res.Unconverged != "" {
+		return res.Unconverged
+	}
+	switch d.Outcome {
+	case Invalid, Failed, MissingDependency, Conflict, Throttled:
+		return string(d.Outcome) + ": " + d.Reason
+	}
+	return ""
+}
+
+// readsHCO: the asset's render or conditions read the HCO's spec, which
+// the golden config changes.
+func (e *Evaluator) readsHCO(a *catalog.Asset) bool {
+	for _, c := range a.Conditions {
+		if c.Type == catalog.CondFeatureGate || c.Type == catalog.CondHCOFieldUnconfigured {
+			return true
+		}
+	}
+	return e.Renderer.ReadsHCO(a.Path)
 }

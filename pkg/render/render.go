@@ -111,6 +111,20 @@ func (r *Renderer) UsesLive(path string) bool {
 	return strings.Contains(t.Root.String(), ".Live")
 }
 
+// ReadsHCO reports whether the template at path reads the HCO (.HCO, or
+// its feature gates), so a render from an HCO the golden config has not
+// converged yet would differ. Unparsable counts as reading it.
+func (r *Renderer) ReadsHCO(path string) bool {
+	s := r.take()
+	defer r.give(s)
+	t, err := r.template(s, path)
+	if err != nil {
+		return true
+	}
+	src := t.Root.String()
+	return strings.Contains(src, ".HCO") || strings.Contains(src, "featureGate")
+}
+
 // StaticKind returns the kind the template at path writes literally at its
 // top level ("kind: MachineConfig"), without rendering it: what an asset
 // would make even when its render fails. ok is false when the kind is
