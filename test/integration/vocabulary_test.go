@@ -38,7 +38,9 @@ func vocabularySpecs(ctx context.Context) {
 		reconciledAt(setHCOAnnotation(loadAware, "ture"))
 		Expect(outcomeOf("descheduler-loadaware")()).To(Equal(engine.Invalid))
 		Expect(deschedulerRV()).To(Equal(before), "a switch not understood is not off: nothing deleted or written")
-		onHCO := func() int { return len(events("InvalidSwitch", loadAware, `"ture"`, "accepted", "the assets that read it")) }
+		onHCO := func() int {
+			return len(events("InvalidSwitch", loadAware, `"ture"`, "accepted", "the assets that read it"))
+		}
 		Eventually(onHCO).Should(Equal(1))
 		Expect(testutil.ToFloat64(metrics.InvalidAnnotation.WithLabelValues("HyperConverged", hcoNamespace, hcoName, loadAware, string(engine.Malformed)))).To(Equal(1.0))
 		// A standing warning is one Event, whatever else reconciles.
@@ -94,7 +96,9 @@ func vocabularySpecs(ctx context.Context) {
 		Expect(outcomeOf("psi-enable")()).To(Equal(engine.Unchanged), "what does not read the HCO proceeds")
 
 		setHCOAnnotation(annotations.Patch, "")
-		Eventually(func() int64 { return nestedInt(get(kdGVK, deschedulerNamespace, "cluster"), "spec", "deschedulingIntervalSeconds") }).Should(Equal(int64(60)))
+		Eventually(func() int64 {
+			return nestedInt(get(kdGVK, deschedulerNamespace, "cluster"), "spec", "deschedulingIntervalSeconds")
+		}).Should(Equal(int64(60)))
 		setHCOAnnotation(loadAware, "")
 		Eventually(deschedulerRV).Should(BeEmpty())
 	})
