@@ -15,12 +15,13 @@ import (
 // derived fact can flicker (an NFD upgrade, a drained node).
 //
 // A condition whose input is not understood (a switch that is not a
-// boolean) is err, an *annotations.Invalid: neither holding nor failing,
-// so the asset is left exactly as it is.
+// boolean: an *annotations.Invalid) or cannot be known (a pool's nodes
+// cannot be told) is err: neither holding nor failing, so the asset is left
+// exactly as it is.
 func ConditionsHold(a *catalog.Asset, rc *rendercontext.RenderContext) (ok bool, why string, intentOff bool, err error) {
 	ok = true
 	for _, c := range a.Conditions {
-		holds, cerr := conditionHolds(c, rc)
+		holds, cerr := conditionHolds(a, c, rc)
 		if cerr != nil {
 			return false, cerr.Error(), false, cerr
 		}
@@ -49,7 +50,7 @@ func Intent(c catalog.Condition) bool {
 	return false
 }
 
-func conditionHolds(c catalog.Condition, rc *rendercontext.RenderContext) (bool, error) {
+func conditionHolds(a *catalog.Asset, c catalog.Condition, rc *rendercontext.RenderContext) (bool, error) {
 	switch c.Type {
 	case catalog.CondAnnotation:
 		v, ok := rc.HCOAnnotation(c.Key)
@@ -65,7 +66,12 @@ func conditionHolds(c catalog.Condition, rc *rendercontext.RenderContext) (bool,
 	case catalog.CondFeatureGate:
 		return rc.FeatureGateEnabled(c.Name), nil
 	case catalog.CondHardware:
-		v, _ := rc.Hardware.Detected(c.Detector)
+		// Read from the nodes of the pools the asset configures.
+		h, err := rc.HardwareFor(a.Params)
+		if err != nil {
+			return false, err
+		}
+		v, _ := h.Detected(c.Detector)
 		return v, nil
 	case catalog.CondHCOFieldUnconfigured:
 		return rc.HCOFieldUnconfigured(c.Path), nil
@@ -91,7 +97,7 @@ func conditionHolds(c catalog.Condition, rc *rendercontext.RenderContext) (bool,
 func Waiting(a *catalog.Asset, rc *rendercontext.RenderContext) (catalog.Condition, bool) {
 	var missing *catalog.Condition
 	for i, c := range a.Conditions {
-		holds, err := conditionHolds(c, rc)
+		holds, err := conditionHolds(a, c, rc)
 		if err != nil {
 			// Not understood: not waiting either (Evaluate reports it).
 			return catalog.Condition{}, false

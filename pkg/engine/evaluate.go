@@ -53,6 +53,11 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		return d
 	}
 	ok, why, intentOff, err := ConditionsHold(a, rc)
+	if _, invalid := annotations.AsInvalid(err); err != nil && !invalid {
+		// A fact that cannot be known is never read as false.
+		d.Outcome, d.Reason = Failed, err.Error()
+		return d
+	}
 	if err != nil {
 		// A switch that is not understood: the asset is left exactly as
 		// it is (never written, never removed) until it is fixed.

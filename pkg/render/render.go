@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/objyaml"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/reservation"
@@ -61,6 +62,8 @@ type set struct {
 	root   *template.Template
 	rc     *rendercontext.RenderContext
 	parsed map[string]*template.Template
+	// headOnly: the render only names its object (RenderHead).
+	headOnly bool
 }
 
 // maxDecoded bounds the decode memo; it is dropped whole when full (a
@@ -164,7 +167,7 @@ func (r *Renderer) Render(path string, rc *rendercontext.RenderContext, params m
 // own?), and skips decoding the rest, most of a render's cost. A document
 // whose top level it cannot split is decoded whole.
 func (r *Renderer) RenderHead(path string, rc *rendercontext.RenderContext, params map[string]string) (*unstructured.Unstructured, error) {
-	out, err := r.execute(path, rc, params, nil)
+	out, err := r.run(path, rc, params, nil, true)
 	if err != nil {
 		return nil, err
 	}
@@ -173,13 +176,18 @@ func (r *Renderer) RenderHead(path string, rc *rendercontext.RenderContext, para
 
 // execute renders the template at path to bytes.
 func (r *Renderer) execute(path string, rc *rendercontext.RenderContext, params map[string]string, live *unstructured.Unstructured) ([]byte, error) {
+	return r.run(path, rc, params, live, false)
+}
+
+// run is execute; headOnly renders only to name the object (see checked).
+func (r *Renderer) run(path string, rc *rendercontext.RenderContext, params map[string]string, live *unstructured.Unstructured, headOnly bool) ([]byte, error) {
 	s := r.take()
 	defer r.give(s)
 	t, err := r.template(s, path)
 	if err != nil {
 		return nil, err
 	}
-	s.rc = rc
+	s.rc, s.headOnly = rc, headOnly
 	hco := rc.HCO
 	if hco == nil {
 		hco = map[string]any{}
@@ -191,7 +199,12 @@ func (r *Renderer) execute(path string, rc *rendercontext.RenderContext, params 
 	if images == nil {
 		images = map[string]string{}
 	}
-	data := Data{Namespace: rc.Namespace, HCO: hco, Topology: rc.Topology, Hardware: rc.Hardware, Params: params, Images: images}
+	// A pool-scoped asset sees only its pools' hardware.
+	hw, err := rc.HardwareFor(params)
+	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", path, err)
+	}
+	data := Data{Namespace: rc.Namespace, HCO: hco, Topology: rc.Topology, Hardware: hw, Params: params, Images: images}
 	if live != nil {
 		data.Live = live.Object
 	}
@@ -217,7 +230,7 @@ func (r *Renderer) take() *set {
 }
 
 func (r *Renderer) give(s *set) {
-	s.rc = nil
+	s.rc, s.headOnly = nil, false
 	r.mu.Lock()
 	r.free = append(r.free, s)
 	r.mu.Unlock()
@@ -342,7 +355,12 @@ func baseFuncs() template.FuncMap {
 // switches, and the objects the asset reads. Each reads s.rc at call time.
 func (s *set) contextFuncs() template.FuncMap {
 	return template.FuncMap{
-		"crdEnum":      func(crd, path string) []string { return s.rc.Enum(crd, path) },
+		// crdEnum: the CRD's values, each checked (a CRD is cluster data).
+		"crdEnum": func(crd, path string) ([]string, error) {
+			return checkedAll(s, s.rc.Enum(crd, path), func(v string) (string, error) {
+				return annotations.ParseEnumValue(fmt.Sprintf("CRD %s %s enum value", crd, path), v)
+			})
+		},
 		"crdEnumFirst": func(crd, path string, candidates ...string) string { return s.rc.EnumFirst(crd, path, candidates...) },
 		"crdHasField":  func(crd, path string) bool { return s.rc.HasField(crd, path) },
 		// switch "enable-x": the HCO annotation platform.kubevirt.io/enable-x
@@ -362,18 +380,83 @@ func (s *set) contextFuncs() template.FuncMap {
 		"lookup": func(apiVersion, kind, namespace, name string) (map[string]any, error) {
 			return s.rc.Lookup(apiVersion, kind, namespace, name)
 		},
-		// storageProfiles: CDI's StorageProfiles, sorted by name.
+		// storageProfiles: CDI's StorageProfiles, sorted by name, as read:
+		// a template checks every field it uses (see the shape checks).
 		"storageProfiles": func() ([]any, error) { return s.rc.StorageProfileObjects() },
 		// storageClassesOffering ACCESS VOLUMEMODE: the classes whose CDI
 		// StorageProfile offers them, sorted.
-		"storageClassesOffering": func(accessMode, volumeMode string) []string {
-			return s.rc.StorageClassesOffering(accessMode, volumeMode)
+		"storageClassesOffering": func(accessMode, volumeMode string) ([]string, error) {
+			return checkedAll(s, s.rc.StorageClassesOffering(accessMode, volumeMode), func(v string) (string, error) {
+				return annotations.ParseDNSSubdomain("StorageProfile storage class", v)
+			})
 		},
 		// defaultStorageClass: the class marked default ("" when none).
-		"defaultStorageClass": func() (string, error) { return s.rc.DefaultStorageClass() },
+		"defaultStorageClass": func() (string, error) {
+			name, err := s.rc.DefaultStorageClass()
+			if err != nil || name == "" {
+				return name, err
+			}
+			return checked[string](s)(annotations.ParseDNSSubdomain("default StorageClass name", name))
+		},
+		// storageClassAnnotation KEY: the class the HCO annotation names
+		// ("" when absent or empty); any other value that is not a class
+		// name is an *annotations.Invalid.
+		"storageClassAnnotation": func(key string) (string, error) {
+			v, _ := s.rc.HCOAnnotation(key)
+			return checked[string](s)(annotations.ParseStorageClassName(key, v))
+		},
+		// Shape checks for other values read from the cluster (HCO fields,
+		// live and looked-up objects): WHAT names the value in the error.
+		// pciID WHAT V: a PCI vendor:device id, in lower case.
+		"pciID": func(what string, v any) (string, error) { return checked[string](s)(annotations.ParsePCIID(what, v)) },
+		// dnsSubdomain WHAT V: an object name.
+		"dnsSubdomain": func(what string, v any) (string, error) {
+			return checked[string](s)(annotations.ParseDNSSubdomain(what, v))
+		},
+		// integer WHAT V: a number, as an int64.
+		"integer": func(what string, v any) (int64, error) { return checked[int64](s)(annotations.ParseInteger(what, v)) },
+		// enumValue WHAT V: a one-word enum value.
+		"enumValue": func(what string, v any) (string, error) {
+			return checked[string](s)(annotations.ParseEnumValue(what, v))
+		},
+		// labelMap WHAT V: a map of label keys to label values.
+		"labelMap": func(what string, v any) (map[string]any, error) {
+			return checked[map[string]any](s)(annotations.ParseLabels(what, v))
+		},
 		// image NAME: the operand image (RELATED_IMAGE_<NAME>), "" if unset.
 		"image": func(name string) string { return s.rc.Image(name) },
 	}
+}
+
+// checked passes a shape check's result on, except in a head-only render
+// (RenderHead: naming the object of an asset that is not applied), where
+// a value without its shape reads as zero: no name depends on one, and an
+// asset turned off must still name what it created to remove it.
+func checked[T any](s *set) func(T, error) (T, error) {
+	return func(v T, err error) (T, error) {
+		if err != nil && s.headOnly {
+			var zero T
+			return zero, nil
+		}
+		return v, err
+	}
+}
+
+// checkedAll checks every value; a head-only render drops those without
+// their shape (see checked).
+func checkedAll(s *set, vs []string, check func(string) (string, error)) ([]string, error) {
+	out := vs[:0:0]
+	for _, v := range vs {
+		c, err := check(v)
+		if err != nil {
+			if s.headOnly {
+				continue
+			}
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 func decodeOne(path string, out []byte) (*unstructured.Unstructured, error) {

@@ -10,6 +10,7 @@ package rendercontext
 import (
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,7 +37,11 @@ type RenderContext struct {
 	HCO map[string]any
 	// Topology and Hardware are derived from nodes and OpenShift config objects.
 	Topology Topology
+	// Hardware is detected on every node; HardwareFor scopes it to the
+	// pools an asset configures.
 	Hardware Hardware
+	// nodes are the facts' nodes (trimmed to what NodeLabelRead keeps).
+	nodes []corev1.Node
 	// CRDs holds the installed CRDs by name, for schema-dependent rendering
 	// (profile fallback, optional fields). Nil or empty offline.
 	CRDs map[string]*apiextensionsv1.CustomResourceDefinition

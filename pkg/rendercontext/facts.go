@@ -65,6 +65,7 @@ func New(f Facts) *RenderContext {
 	rc.Observed = f.Observed
 	rc.Topology = topology(f)
 	rc.Hardware = hardware(f.Nodes)
+	rc.nodes = f.Nodes
 	return rc
 }
 
@@ -156,6 +157,11 @@ func hardware(nodes []corev1.Node) Hardware {
 func NodeLabelRead(k string) bool {
 	switch k {
 	case labelMaster, labelControlPlane, labelWorker:
+		return true
+	}
+	// Every role: MachineConfigPools select their nodes by it (custom
+	// pools too), and a pool's facts come from its own nodes.
+	if strings.HasPrefix(k, nodeRolePrefix) {
 		return true
 	}
 	feat, ok := strings.CutPrefix(k, nfd)

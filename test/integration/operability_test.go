@@ -233,6 +233,8 @@ func operabilitySpecs(ctx context.Context) {
 		pool := newObj(kcGVK.GroupVersion().WithKind("MachineConfigPool"), "", "worker")
 		pool.SetLabels(map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": "", "custom-kubelet": "large-pods"})
 		Expect(unstructured.SetNestedField(pool.Object, map[string]any{"matchLabels": map[string]any{"machineconfiguration.openshift.io/role": "worker"}}, "spec", "machineConfigSelector")).To(Succeed())
+		// As OpenShift's worker pool selects its nodes.
+		Expect(unstructured.SetNestedField(pool.Object, map[string]any{"matchLabels": map[string]any{"node-role.kubernetes.io/worker": ""}}, "spec", "nodeSelector")).To(Succeed())
 		Expect(k8s.Create(ctx, pool)).To(Succeed())
 		admin := newObj(kcGVK, "", "admin-worker-tuning")
 		Expect(unstructured.SetNestedField(admin.Object, map[string]any{

@@ -1,0 +1,135 @@
+package rendercontext
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+)
+
+// Asset parameters that scope an asset to node pools.
+const (
+	// ParamRole is a MachineConfig's role (machineconfiguration.openshift.io/role):
+	// every pool whose machineConfigSelector takes that role renders it.
+	ParamRole = "role"
+	// ParamPool is the one MachineConfigPool a KubeletConfig selects.
+	ParamPool = "pool"
+)
+
+const (
+	roleLabel      = "machineconfiguration.openshift.io/role"
+	nodeRolePrefix = "node-role.kubernetes.io/"
+	workerPool     = "worker"
+)
+
+// HardwareFor returns the hardware facts that decide an asset's node
+// configuration: for a pool-scoped asset (params role or pool) only the
+// nodes of the pools it configures, as MCO assigns nodes to pools (custom
+// pools included); otherwise every node. A fact of another pool never
+// decides this one. An error means the pools' nodes cannot be told (a
+// selector on a label the node cache does not hold): unknown, never false.
+func (rc *RenderContext) HardwareFor(params map[string]string) (Hardware, error) {
+	role, pool := params[ParamRole], params[ParamPool]
+	if role == "" && pool == "" {
+		return rc.Hardware, nil
+	}
+	targets := []string{pool}
+	if pool == "" {
+		targets = rc.poolsRendering(role)
+	}
+	assigned, err := rc.poolOfNodes()
+	if err != nil {
+		return Hardware{}, err
+	}
+	var nodes []corev1.Node
+	for i := range rc.nodes {
+		if slices.Contains(targets, assigned[i]) {
+			nodes = append(nodes, rc.nodes[i])
+		}
+	}
+	return hardware(nodes), nil
+}
+
+// poolsRendering names the pools whose machineConfigSelector takes
+// MachineConfigs of role; without pools read (offline, not OpenShift) the
+// pool of the role's name.
+func (rc *RenderContext) poolsRendering(role string) []string {
+	if len(rc.Pools) == 0 {
+		return []string{role}
+	}
+	var out []string
+	mc := labels.Set{roleLabel: role}
+	for _, p := range rc.Pools {
+		if sel, err := selectorAt(p, "spec", "machineConfigSelector"); err == nil && !sel.Empty() && sel.Matches(mc) {
+			out = append(out, p.GetName())
+		}
+	}
+	return out
+}
+
+// poolOfNodes assigns each node (by index) to its pool as MCO does: the
+// pools whose nodeSelector matches it, the worker pool yielding to any
+// other (a custom pool's nodes are workers too); a node two other pools
+// claim belongs to none (MCO refuses it). Without pools read, a node's
+// pool is its role label's, master before worker.
+func (rc *RenderContext) poolOfNodes() ([]string, error) {
+	type pool struct {
+		name string
+		sel  labels.Selector
+	}
+	var pools []pool
+	for _, p := range rc.Pools {
+		sel, err := selectorAt(p, "spec", "nodeSelector")
+		if err != nil {
+			return nil, fmt.Errorf("MachineConfigPool %s: nodeSelector: %w", p.GetName(), err)
+		}
+		reqs, _ := sel.Requirements()
+		for _, r := range reqs {
+			if !NodeLabelRead(r.Key()) {
+				return nil, fmt.Errorf("MachineConfigPool %s selects nodes on label %s, which the autopilot does not read: its nodes cannot be told", p.GetName(), r.Key())
+			}
+		}
+		pools = append(pools, pool{p.GetName(), sel})
+	}
+	if len(pools) == 0 {
+		for _, name := range []string{"master", workerPool} {
+			r, _ := labels.NewRequirement(nodeRolePrefix+name, selection.Exists, nil)
+			pools = append(pools, pool{name, labels.NewSelector().Add(*r)})
+		}
+	}
+	out := make([]string, len(rc.nodes))
+	for i := range rc.nodes {
+		var matched []string
+		for _, p := range pools {
+			if !p.sel.Empty() && p.sel.Matches(labels.Set(rc.nodes[i].Labels)) {
+				matched = append(matched, p.name)
+			}
+		}
+		if len(matched) > 1 {
+			matched = slices.DeleteFunc(matched, func(n string) bool { return n == workerPool })
+		}
+		if len(matched) == 1 {
+			out[i] = matched[0]
+		}
+	}
+	return out, nil
+}
+
+// selectorAt reads a metav1.LabelSelector at path of u; absent is the
+// empty selector (which selects nothing here: MCO does not use it).
+func selectorAt(u *unstructured.Unstructured, path ...string) (labels.Selector, error) {
+	raw, found, err := unstructured.NestedMap(u.Object, path...)
+	if err != nil || !found {
+		return labels.Nothing(), err
+	}
+	var ls metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &ls); err != nil {
+		return nil, err
+	}
+	return metav1.LabelSelectorAsSelector(&ls)
+}
