@@ -22,6 +22,10 @@ const (
 	// applied it (an admin's LokiStack, a Namespace): managed since, but
 	// not provably created by the autopilot, so never deleted.
 	Adopted = "platform.kubevirt.io/adopted"
+	// Facts stamps a reboot-causing object with a hash of the derived
+	// facts it was rendered from (pkg/settle): a later write that changed
+	// facts ask for is held until they settle.
+	Facts = "platform.kubevirt.io/facts"
 
 	// Patch on a managed object holds an RFC 6902 JSON patch applied to the
 	// rendered object before it is compared and applied.

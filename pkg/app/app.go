@@ -52,7 +52,10 @@ type Config struct {
 	LeaderElectionNamespace string
 	Resync                  time.Duration
 	UnwatchedPoll           time.Duration
-	Throttle                throttle.Config
+	// SettlePeriod: how long a derived fact must hold before a
+	// reboot-causing write it asks for (0: the default, negative: none).
+	SettlePeriod time.Duration
+	Throttle     throttle.Config
 	// Catalog and Templates replace the embedded catalog, its templates and
 	// tombstones (none), for benchmarks that scale the number of assets.
 	Catalog   *catalog.Catalog
@@ -133,6 +136,7 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 		Throttle:      c.Throttle,
 		Resync:        c.Resync,
 		UnwatchedPoll: c.UnwatchedPoll,
+		SettlePeriod:  c.SettlePeriod,
 	})
 	if err != nil {
 		return nil, nil, err

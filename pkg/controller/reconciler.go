@@ -39,6 +39,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
@@ -63,6 +64,10 @@ type Options struct {
 	// SyncTimeout bounds how long a reconcile waits for a kind's watch to
 	// sync before that kind's assets fail (the others go on). Zero means 10s.
 	SyncTimeout time.Duration
+	// SettlePeriod is how long a derived fact must hold before a write it
+	// asks for that reboots a pool or changes remediation (pkg/settle).
+	// Zero means settle.DefaultPeriod; negative, no wait.
+	SettlePeriod time.Duration
 }
 
 // Reconciler is the autopilot's single reconciler.
@@ -80,6 +85,7 @@ type Reconciler struct {
 	watches   *watches
 	status    *statusStore
 	retries   *retries
+	settle    *settle.Tracker
 	gate      *syncGate
 	// kinds is the kind each asset manages, for warming informers; warmed
 	// says every kind's informer has been started.
@@ -97,6 +103,9 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	}
 	if opts.UnwatchedPoll == 0 {
 		opts.UnwatchedPoll = time.Minute
+	}
+	if opts.SettlePeriod == 0 {
+		opts.SettlePeriod = settle.DefaultPeriod
 	}
 	if opts.SyncTimeout == 0 {
 		opts.SyncTimeout = 10 * time.Second
@@ -130,6 +139,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		recorder:  mgr.GetEventRecorder(annotations.FieldManager),
 		status:    newStatusStore(),
 		retries:   newRetries(),
+		settle:    settle.New(opts.SettlePeriod, nil),
 		gate:      cs.gate,
 		kinds:     assetKinds(opts.Catalog, opts.Renderer, opts.Namespace),
 		reads:     reads,
@@ -162,6 +172,20 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// settling reports how long a write of d must wait for the facts it
+// renders from to settle (pkg/settle): only a reboot-causing or
+// remediation write whose facts changed waits.
+func (r *Reconciler) settling(d *engine.Decision) (time.Duration, bool) {
+	if d.FactPrint == "" {
+		return 0, false
+	}
+	livePrint := ""
+	if d.Live != nil {
+		livePrint = d.Live.GetAnnotations()[annotations.Facts]
+	}
+	return r.settle.Wait(d.Asset.Name, d.FactPrint, livePrint, d.Live != nil)
 }
 
 // backingOff holds an asset whose last failure's backoff has not expired
@@ -237,9 +261,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			}
 			return engine.StepResult{}
 		}
+		if d.FactPrint != "" {
+			r.settle.Observe(d.Asset.Name, d.FactPrint)
+		}
 		var res engine.Result
 		switch d.Outcome {
 		case engine.Included:
+			if left, wait := r.settling(d); wait {
+				res = engine.Result{Outcome: engine.Settling, RetryAfter: left,
+					Reason: fmt.Sprintf("the hardware or topology it renders from changed; this write reboots a pool or changes remediation, so it waits until the change has held for %s", r.opts.SettlePeriod)}
+				break
+			}
 			res = r.syncer.Sync(ctx, d)
 		case engine.Inactive:
 			res = r.inactive(ctx, d, rc, intent)

@@ -141,6 +141,8 @@ func (r *Reconciler) record(ctx context.Context, hco *unstructured.Unstructured,
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "MissingDependency", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Conflict:
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Conflict", fmt.Sprintf("asset %s: %s", name, res.Reason))
+	case engine.Settling:
+		r.eventOnce(hco, subject, corev1.EventTypeNormal, "Settling", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Failed:
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "SyncFailed", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	default:
@@ -176,7 +178,7 @@ func invalidEvent(annotation string) string {
 func (r *Reconciler) metricsFor(d *engine.Decision, res engine.Result, target *unstructured.Unstructured) {
 	name := d.Asset.Name
 	for _, o := range []engine.Outcome{engine.Applied, engine.Unchanged, engine.Excluded, engine.Unmanaged, engine.Throttled,
-		engine.Invalid, engine.MissingDependency, engine.Inactive, engine.Retained, engine.Paused, engine.Conflict, engine.Failed, engine.Deleted} {
+		engine.Invalid, engine.MissingDependency, engine.Inactive, engine.Retained, engine.Paused, engine.Conflict, engine.Failed, engine.Deleted, engine.Settling} {
 		v := 0.0
 		if o == res.Outcome {
 			v = 1
@@ -265,6 +267,10 @@ func (r *Reconciler) logAction(ctx context.Context, d *engine.Decision, res engi
 	case engine.Conflict:
 		if changed {
 			logger.Info(res.Reason, "action", "conflict")
+		}
+	case engine.Settling:
+		if changed {
+			logger.Info(res.Reason, "action", "settle", "retryAfter", res.RetryAfter.Round(time.Second).String())
 		}
 	}
 }
@@ -391,8 +397,8 @@ func (r *Reconciler) event(hco, subject *unstructured.Unstructured, typ, reason,
 }
 
 // eventOnce records an event unless the same one was the last recorded for
-// that subject and reason; it reports whether it recorded one.
-func (r *Reconciler) eventOnce(hco, subject *unstructured.Unstructured, typ, reason, msg string) bool {
+// that subject and reason.
+func (r *Reconciler) eventOnce(hco, subject *unstructured.Unstructured, typ, reason, msg string) {
 	k := dedupKey(hco, subject, reason)
 	r.status.mu.Lock()
 	same := r.status.lastEvent[k] == msg
@@ -401,7 +407,6 @@ func (r *Reconciler) eventOnce(hco, subject *unstructured.Unstructured, typ, rea
 	if !same {
 		r.event(hco, subject, typ, reason, msg)
 	}
-	return !same
 }
 
 // inputEventOnce records a warning about the HCO's inputs (its

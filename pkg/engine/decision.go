@@ -55,6 +55,10 @@ const (
 	// Paused: the HCO's platform.kubevirt.io/autopilot switch leaves this
 	// asset out; its object is left exactly as it is, never deleted.
 	Paused Outcome = "Paused"
+	// Settling: a derived fact changed and asks for a write that reboots
+	// a pool or changes remediation; it waits until the fact has held for
+	// the settle period.
+	Settling Outcome = "Settling"
 	// Idle: nothing is written or deleted (the HCO is absent, served in
 	// a version the autopilot does not read, or being deleted).
 	Idle Outcome = "Idle"
@@ -89,6 +93,9 @@ type Decision struct {
 	// Invalid, and InvalidReason says what is wrong with it.
 	Annotation    string
 	InvalidReason InvalidReason
+	// FactPrint hashes the derived facts the object renders from, for an
+	// object whose write reboots or changes remediation (pkg/settle).
+	FactPrint string
 	// Held: the asset's backoff after a failure has not expired, so it was
 	// not evaluated (Outcome Failed); its last recorded state stands.
 	Held bool

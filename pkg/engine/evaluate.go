@@ -69,6 +69,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		// Still render (best effort) so the caller knows which object the
 		// asset owns, to remove or retain it.
 		d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
+		if d.Rendered != nil && Settles(a, d.Rendered.GetKind()) {
+			// The facts while it is off: a fact turning it on is a change.
+			d.FactPrint, _ = FactPrint(a, rc)
+		}
 		e.inactive(ctx, &d, rc, live)
 		return d
 	}
@@ -173,6 +177,13 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		}
 	}
 	stamp(desired, a)
+	if Settles(a, gvk.Kind) {
+		if d.FactPrint, err = FactPrint(a, rc); err != nil {
+			d.Outcome, d.Reason = Failed, err.Error()
+			return d
+		}
+		setAnnotation(desired, annotations.Facts, d.FactPrint)
+	}
 	if d.Live != nil {
 		if adopted(d.Live) {
 			// Once adopted, always: the annotation is ours to keep.

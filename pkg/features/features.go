@@ -123,7 +123,7 @@ func state(f *catalog.Feature, rc *rendercontext.RenderContext, ds []*engine.Dec
 			return Waiting, "waiting for " + n.Object.String() + ": " + n.What
 		}
 	}
-	if d := first(ds, engine.MissingDependency); d != nil {
+	if d := first(ds, engine.MissingDependency, engine.Settling); d != nil {
 		return Waiting, d.Asset.Name + ": " + d.Reason
 	}
 	if first(ds, engine.Included, engine.Applied, engine.Unchanged) != nil {

@@ -31,6 +31,8 @@ func Status(o engine.Outcome) string {
 		return "CONFLICT"
 	case engine.MissingDependency:
 		return "MISSING-DEPENDENCY"
+	case engine.Settling:
+		return "SETTLING"
 	case engine.Invalid:
 		return "INVALID"
 	default:

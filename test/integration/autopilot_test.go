@@ -349,6 +349,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	})
 
 	safetySpecs(ctx)
+	settleSpecs(ctx)
 	vocabularySpecs(ctx)
 	operabilitySpecs(ctx)
 	featureSpecs(ctx)

@@ -148,7 +148,7 @@ func startReplica(o replicaOptions) replica {
 	probeAddr, metricsAddr = freeAddr(), freeAddr()
 	mgr, r, err := app.NewManager(mcfg, app.Config{
 		Namespace: hcoNamespace, Throttle: testThrottle, Resync: time.Hour, ProbeBindAddress: probeAddr,
-		UnwatchedPoll:      2 * time.Second,
+		UnwatchedPoll: 2 * time.Second, SettlePeriod: testSettle,
 		MetricsBindAddress: metricsAddr, MetricsSecure: true,
 		LeaderElection: o.leaderElect, LeaderElectionNamespace: operatorNamespace,
 	})

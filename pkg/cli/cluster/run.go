@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/cli"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
 )
 
 func newRunCommand() *cobra.Command {
@@ -62,6 +63,7 @@ reconcile that changes nothing. --zap-log-level=debug adds the reasoning.`,
 	f.StringVar(&cfg.ProbeBindAddress, "health-probe-bind-address", ":8082", "address of /healthz and /readyz")
 	f.BoolVar(&cfg.LeaderElection, "leader-elect", false, "elect a leader so only one replica reconciles")
 	f.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease (default: $POD_NAMESPACE, else --namespace)")
+	f.DurationVar(&cfg.SettlePeriod, "settle-period", settle.DefaultPeriod, "how long a changed hardware or topology fact must hold before a write it asks for that reboots a pool or changes remediation (negative: no wait)")
 	f.DurationVar(&cfg.Resync, "resync", 10*time.Minute, "re-evaluate every asset this often without events (costs no API request when nothing drifted)")
 	// Logging: --zap-log-level (debug, info, error or a number), --zap-encoder (json, console), ...
 	gofs := goflag.NewFlagSet("zap", goflag.ContinueOnError)
