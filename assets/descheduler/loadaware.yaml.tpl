@@ -74,12 +74,12 @@ spec:
 {{- end }}
 {{- if $actual }}
     # Balance on measured load (see above), the best metric the operator records.
-    devActualUtilizationProfile: {{ $actual }}
+    devActualUtilizationProfile: {{ $actual | quote }}
 {{- end }}
 {{- end }}
   evictionLimits:
     # Never evict more VMs per run than live migration moves at once.
-    total: {{ dig "parallelMigrationsPerCluster" 5 $lm }}
+    total: {{ dig "parallelMigrationsPerCluster" 5 $lm | integer "HCO spec.virtualization.liveMigrationConfig.parallelMigrationsPerCluster" }}
 {{- if crdHasField $crd "spec.evictionLimits.node" }}
-    node: {{ dig "parallelOutboundMigrationsPerNode" 2 $lm }}
+    node: {{ dig "parallelOutboundMigrationsPerNode" 2 $lm | integer "HCO spec.virtualization.liveMigrationConfig.parallelOutboundMigrationsPerNode" }}
 {{- end }}

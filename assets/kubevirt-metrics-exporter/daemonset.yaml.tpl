@@ -20,9 +20,13 @@
 {{- $args := list (printf "--listen-address=:%d" $port) "--log-level=info" (printf "--cri-socket=%s" $criSocket) -}}
 {{- /* The vendor builds amd64 only (Containerfile GOARCH=amd64; eBPF objects pkg/ebpf/*_x86_bpfel.go). */ -}}
 {{- $placement := dig "spec" "deployment" "nodePlacements" "workload" dict .HCO -}}
-{{- $nodeSelector := merge (dict "kubernetes.io/os" "linux" "kubernetes.io/arch" "amd64") (dig "nodeSelector" dict $placement) -}}
+{{- $nodeSelector := merge (dict "kubernetes.io/os" "linux" "kubernetes.io/arch" "amd64") (dig "nodeSelector" dict $placement | labelMap "HCO spec.deployment.nodePlacements.workload.nodeSelector") -}}
+{{- /* Affinity and tolerations are copied whole, through toYaml (which
+  quotes every string); the API server checks their contents. */ -}}
 {{- $affinity := dig "affinity" dict $placement -}}
+{{- if not (or (kindIs "invalid" $affinity) (kindIs "map" $affinity)) }}{{ fail "HCO spec.deployment.nodePlacements.workload.affinity is not a map" }}{{ end -}}
 {{- $tolerations := dig "tolerations" list $placement -}}
+{{- if not (or (kindIs "invalid" $tolerations) (kindIs "slice" $tolerations)) }}{{ fail "HCO spec.deployment.nodePlacements.workload.tolerations is not a list" }}{{ end -}}
 apiVersion: apps/v1
 kind: DaemonSet
 metadata:
@@ -62,7 +66,7 @@ spec:
 {{- end }}
       containers:
         - name: exporter
-          image: {{ $image }}
+          image: {{ $image | quote }}
           imagePullPolicy: IfNotPresent
           args: {{- toYaml $args | nindent 12 }}
           env:

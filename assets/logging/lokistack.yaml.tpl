@@ -41,26 +41,32 @@
 {{- $size = $liveSize -}}
 {{- end -}}
 {{- $storageClass := dig "spec" "storageClassName" "" $live -}}
-{{- if not $storageClass -}}
+{{- if $storageClass -}}
+{{- $storageClass = dnsSubdomain "LokiStack spec.storageClassName" $storageClass -}}
+{{- else -}}
 {{- $storageClass = defaultStorageClass -}}
 {{- end -}}
 {{- $schemas := dig "spec" "storage" "schemas" (list (dict "version" "v13" "effectiveDate" "2024-10-01")) $live -}}
+{{- /* Kept values are checked (and quoted below): they are the live object's. */ -}}
+{{- $secretName := dig "spec" "storage" "secret" "name" "logging-loki-s3" $live | dnsSubdomain "LokiStack spec.storage.secret.name" -}}
+{{- $secretType := dig "spec" "storage" "secret" "type" "s3" $live | enumValue "LokiStack spec.storage.secret.type" -}}
+{{- $days := dig "spec" "limits" "global" "retention" "days" 7 $live | integer "LokiStack spec.limits.global.retention.days" -}}
 apiVersion: loki.grafana.com/v1
 kind: LokiStack
 metadata:
   name: logging-loki
   namespace: openshift-logging
 spec:
-  size: {{ $size }}
+  size: {{ $size | quote }}
   storage:
     # New stacks start on schema v13 (TSDB index, needed for OTLP and
     # structured metadata), dated in the past as the webhook requires.
     schemas: {{ $schemas | toJson }}
     secret:
-      name: {{ dig "spec" "storage" "secret" "name" "logging-loki-s3" $live }}
-      type: {{ dig "spec" "storage" "secret" "type" "s3" $live }}
+      name: {{ $secretName | quote }}
+      type: {{ $secretType | quote }}
 {{- if $storageClass }}
-  storageClassName: {{ $storageClass }}
+  storageClassName: {{ $storageClass | quote }}
 {{- end }}
   limits:
     global:
@@ -68,7 +74,7 @@ spec:
         # A short-term store for troubleshooting (OpenShift Logging supports
         # up to 30 days): without a retention the compactor deletes nothing
         # and the bucket grows forever. An admin's value is kept.
-        days: {{ dig "spec" "limits" "global" "retention" "days" 7 $live }}
+        days: {{ $days }}
   tenants:
     # Tenants application, infrastructure and audit; the gateway authorizes
     # writers and readers with SubjectAccessReviews against OpenShift RBAC.

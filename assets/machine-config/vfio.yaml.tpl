@@ -6,7 +6,8 @@
 {{- $ids := list -}}
 {{- range (dig "spec" "virtualization" "permittedHostDevices" "pciHostDevices" list .HCO) -}}
 {{- if and (not (dig "externalResourceProvider" false .)) (not (dig "disabled" false .)) -}}
-{{- $ids = append $ids (lower .pciDeviceSelector) -}}
+{{- /* Checked: each id becomes part of a kernel argument. */ -}}
+{{- $ids = append $ids (pciID "HCO spec.virtualization.permittedHostDevices.pciHostDevices pciDeviceSelector" .pciDeviceSelector) -}}
 {{- end -}}
 {{- end -}}
 {{- $ids = $ids | uniq | sortAlpha -}}
@@ -27,6 +28,6 @@ spec:
 {{- end }}
     - iommu=pt
 {{- if $ids }}
-    - vfio-pci.ids={{ join "," $ids }}
+    - {{ printf "vfio-pci.ids=%s" (join "," $ids) | quote }}
     - rd.driver.pre=vfio-pci
 {{- end }}

@@ -20,8 +20,11 @@
 {{- if and (crdHasField $crd "spec") (not (crdHasField $crd "spec.detectOnlyMode")) -}}
 {{- fail "the installed StorageBasedRemediationConfig CRD has no spec.detectOnlyMode: refusing to deploy SBR with an armed watchdog" -}}
 {{- end -}}
+{{- /* Class names are checked where they are read: the annotation's (an
+  invalid one makes the asset Invalid) and the profiles'. The live class only
+  counts when it is one of the candidates. */ -}}
 {{- $candidates := storageClassesOffering "ReadWriteMany" "Filesystem" -}}
-{{- $class := dig "metadata" "annotations" "platform.kubevirt.io/sbr-storage-class" "" .HCO | trim -}}
+{{- $class := storageClassAnnotation "platform.kubevirt.io/sbr-storage-class" -}}
 {{- if not $class -}}
 {{- $live := dig "spec" "sharedStorageClass" "" (.Live | default dict) -}}
 {{- if has $live $candidates -}}
