@@ -3,6 +3,7 @@ package overrides
 import (
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -11,7 +12,9 @@ import (
 )
 
 // FuzzPatch: any annotation value either fails with an error or yields an
-// object with the same identity; it never panics or touches identity.
+// object with the same identity and server metadata (uid, resourceVersion,
+// generation, creation time, finalizers, ownerReferences, managedFields)
+// and status, that still encodes; it never panics.
 func FuzzPatch(f *testing.F) {
 	for _, s := range []string{
 		`[{"op":"replace","path":"/spec/a","value":1}]`,
@@ -30,12 +33,32 @@ func FuzzPatch(f *testing.F) {
 			return
 		}
 		base := obj(map[string]any{"a": int64(1), "list": []any{"y"}})
+		md := base.Object["metadata"].(map[string]any)
+		md["uid"], md["resourceVersion"], md["generation"] = "u-1", "42", int64(3)
+		md["creationTimestamp"] = "2026-01-01T00:00:00Z"
+		md["finalizers"] = []any{"keep.example.com"}
+		md["ownerReferences"] = []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "u-0"}}
+		md["managedFields"] = []any{map[string]any{"manager": "m", "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:spec": map[string]any{}}}}
+		base.Object["status"] = map[string]any{"phase": "Ready"}
+		want := base.DeepCopy()
 		out, err := ApplyPatch(base, p)
 		if err != nil {
 			return
 		}
 		if out.GetName() != "n" || out.GetNamespace() != "ns" || out.GetKind() != "ConfigMap" || out.GetAPIVersion() != "v1" {
 			t.Fatalf("identity changed by %s", v)
+		}
+		gotMD, _ := out.Object["metadata"].(map[string]any)
+		for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "finalizers", "ownerReferences", "managedFields"} {
+			if !equality.Semantic.DeepEqual(gotMD[k], want.Object["metadata"].(map[string]any)[k]) {
+				t.Fatalf("metadata.%s changed by %s: %v", k, v, gotMD[k])
+			}
+		}
+		if !equality.Semantic.DeepEqual(out.Object["status"], want.Object["status"]) {
+			t.Fatalf("status changed by %s", v)
+		}
+		if _, err := out.MarshalJSON(); err != nil {
+			t.Fatalf("the patched object does not encode (%s): %v", v, err)
 		}
 	})
 }
