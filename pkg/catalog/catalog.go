@@ -37,9 +37,14 @@ type Asset struct {
 	Install        Install `json:"install"`
 	Description    string  `json:"description,omitempty"`
 	// Tier: 1 always-on baseline, 2 context-aware opt-in, 3 advanced.
-	Tier       int         `json:"tier"`
-	Group      string      `json:"group,omitempty"`
-	GateCRD    string      `json:"gate_crd,omitempty"`
+	Tier    int    `json:"tier"`
+	Group   string `json:"group,omitempty"`
+	GateCRD string `json:"gate_crd,omitempty"`
+	// Exclusive declares that a second object of the asset's kind for the
+	// same scope silently wins or is refused, and how the scope is computed
+	// (ExclusivePool). The autopilot then never applies its object over a
+	// foreign one holding part of that scope: outcome Conflict.
+	Exclusive  string      `json:"exclusive,omitempty"`
 	Conditions []Condition `json:"conditions,omitempty"`
 	// Params are passed to the template as .Params, so one template can serve
 	// several assets (for example one MachineConfig per pool role).
@@ -91,6 +96,12 @@ const (
 // configuration: writing one rolls a pool (a change with no node disruption
 // policy reboots: machine-config-operator docs/NodeDisruptionPolicy.md).
 var RebootKinds = map[string]bool{"MachineConfig": true, "KubeletConfig": true, "ContainerRuntimeConfig": true}
+
+// ExclusivePool: one object per MachineConfigPool, its scope the pools its
+// spec.machineConfigPoolSelector selects, as MCO reads that selector (absent
+// selects nothing, empty every pool). MCO renders each KubeletConfig of a
+// pool into a whole kubelet.conf, and the newest replaces the others'.
+const ExclusivePool = "pool"
 
 // OptIn reports whether the asset's objects are removed when it becomes inactive.
 func (a *Asset) OptIn() bool { return a.Install == InstallOptIn }
@@ -208,6 +219,11 @@ func validate(fsys fs.FS, a *Asset) error {
 		if r.APIVersion == "" || r.Kind == "" || r.Name == "" {
 			return fmt.Errorf("reads %q: needs apiVersion, kind and name", r.String())
 		}
+	}
+	switch a.Exclusive {
+	case "", ExclusivePool:
+	default:
+		return fmt.Errorf("exclusive %q: must be %s", a.Exclusive, ExclusivePool)
 	}
 	if a.Install == InstallOptIn && len(a.Conditions) == 0 {
 		return fmt.Errorf("an opt-in asset needs at least one condition, or it could never turn on")

@@ -153,7 +153,8 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			}
 		}
 	}
-	clash, err := KubeletClash(obj, rc)
+	// Judged on what would be applied: a patch may change the scope.
+	clash, err := Clash(a, desired, rc)
 	switch {
 	case err != nil:
 		d.Outcome, d.Reason = Failed, err.Error()

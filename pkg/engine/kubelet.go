@@ -11,45 +11,66 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
-// KubeletClash explains why the autopilot's KubeletConfig ours must not be
-// applied: another KubeletConfig selects the same pool (an admin's, or an
-// old one of the autopilot's that is kept). MCO renders every KubeletConfig
-// of a pool into its own MachineConfig with a whole kubelet.conf, and the
-// newest replaces the others' file: applying ours would silently undo the
-// other's settings, or be undone by them. "" when there is no clash or ours
-// is not a KubeletConfig; an error when the KubeletConfigs or pools could
-// not be read (a clash cannot be ruled out).
-func KubeletClash(ours *unstructured.Unstructured, rc *rendercontext.RenderContext) (string, error) {
-	if ours == nil || ours.GroupVersionKind() != rendercontext.KubeletConfigGVK {
-		return "", nil
-	}
-	pool := PoolOf(ours)
-	if pool == "" {
+// Clash explains why desired, the object that would be applied (after the
+// user's patch and mask), must not be: its asset declares its kind
+// exclusive per scope (catalog Exclusive) and a foreign object of the kind
+// already holds part of that scope. For exclusive: pool, that is another
+// KubeletConfig selecting one of the pools desired selects (an admin's, or
+// an old one of the autopilot's that is kept): MCO renders every
+// KubeletConfig of a pool into its own MachineConfig with a whole
+// kubelet.conf, and the newest replaces the others' file, so applying
+// desired would silently undo the other's settings, or be undone by them.
+// "" when there is no clash; an error when the objects or pools could not
+// be read (a clash cannot be ruled out).
+func Clash(a *catalog.Asset, desired *unstructured.Unstructured, rc *rendercontext.RenderContext) (string, error) {
+	if a.Exclusive != catalog.ExclusivePool || desired == nil {
 		return "", nil
 	}
 	if rc.KubeletConfigsErr != nil {
-		return "", fmt.Errorf("cannot tell whether another KubeletConfig selects pool %s: %w", pool, rc.KubeletConfigsErr)
+		return "", fmt.Errorf("cannot tell whether another %s selects the same pool: %w", desired.GetKind(), rc.KubeletConfigsErr)
 	}
-	poolLabels := poolLabelsOf(pool, rc)
-	var others []string
-	for _, kc := range rc.KubeletConfigs {
-		if kc.GetName() == ours.GetName() {
-			continue
+	pools := scopePools(desired, rc)
+	var clashes []string
+	for _, pool := range pools {
+		var others []string
+		for _, kc := range rc.KubeletConfigs {
+			if kc.GetName() != desired.GetName() && selects(kc, poolLabelsOf(pool, rc)) {
+				others = append(others, kc.GetName())
+			}
 		}
-		if selects(kc, poolLabels) {
-			others = append(others, kc.GetName())
+		if len(others) > 0 {
+			sort.Strings(others)
+			clashes = append(clashes, fmt.Sprintf("%s %s already selects pool %s", desired.GetKind(), strings.Join(others, ", "), pool))
 		}
 	}
-	if len(others) == 0 {
+	if len(clashes) == 0 {
 		return "", nil
 	}
-	sort.Strings(others)
-	return fmt.Sprintf("KubeletConfig %s already selects pool %s, and MCO lets the newest KubeletConfig of a pool replace the others' kubelet.conf, "+
+	return fmt.Sprintf("%s, and MCO lets the newest KubeletConfig of a pool replace the others' kubelet.conf, "+
 		"so %s is not applied. Keep yours: add KubeletConfig/%s to the HCO's %s. Or use the autopilot's: delete yours, then carry its settings over with a %s annotation on %s",
-		strings.Join(others, ", "), pool, ours.GetName(), ours.GetName(), annotations.DisabledResources, annotations.Patch, ours.GetName()), nil
+		strings.Join(clashes, "; "), desired.GetName(), desired.GetName(), annotations.DisabledResources, annotations.Patch, desired.GetName()), nil
+}
+
+// scopePools names the pools desired's machineConfigPoolSelector selects:
+// among the live pools, or (offline, or no pool read) the pool its own
+// pool label names.
+func scopePools(desired *unstructured.Unstructured, rc *rendercontext.RenderContext) []string {
+	var out []string
+	for _, p := range rc.Pools {
+		if selects(desired, labels.Set(p.GetLabels())) {
+			out = append(out, p.GetName())
+		}
+	}
+	if len(rc.Pools) == 0 {
+		if pool := PoolOf(desired); pool != "" && selects(desired, poolLabelsOf(pool, rc)) {
+			out = append(out, pool)
+		}
+	}
+	return out
 }
 
 // poolLabelsOf is the pool's labels as MCO matches selectors against them:

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
@@ -23,6 +24,8 @@ func kubeletConfig(name string, selector map[string]any, ours bool) *unstructure
 	}
 	return u
 }
+
+var exclusivePool = &catalog.Asset{Name: "kubelet-worker", Exclusive: catalog.ExclusivePool}
 
 func TestKubeletClash(t *testing.T) {
 	worker := map[string]any{"matchLabels": map[string]any{"pools.operator.machineconfiguration.openshift.io/worker": ""}}
@@ -43,7 +46,7 @@ func TestKubeletClash(t *testing.T) {
 			map[string]any{"key": "pools.operator.machineconfiguration.openshift.io/worker", "operator": "Exists"}}}, false)}, "admin-expr"},
 	} {
 		rc := &rendercontext.RenderContext{Observed: rendercontext.Observed{KubeletConfigs: c.others}}
-		got, err := KubeletClash(ours, rc)
+		got, err := Clash(exclusivePool, ours, rc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,10 +68,56 @@ func TestKubeletClashByPoolLabel(t *testing.T) {
 	pool.SetGroupVersionKind(rendercontext.PoolGVK)
 	pool.SetName("worker")
 	pool.SetLabels(map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": "", "custom-kubelet": "large-pods"})
-	if got, _ := KubeletClash(ours, &rendercontext.RenderContext{Observed: rendercontext.Observed{KubeletConfigs: []*unstructured.Unstructured{admin}, Pools: []*unstructured.Unstructured{pool}}}); !strings.Contains(got, "set-max-pods") {
+	if got, _ := Clash(exclusivePool, ours, &rendercontext.RenderContext{Observed: rendercontext.Observed{KubeletConfigs: []*unstructured.Unstructured{admin}, Pools: []*unstructured.Unstructured{pool}}}); !strings.Contains(got, "set-max-pods") {
 		t.Errorf("a selector on the pool's own label clashes: %q", got)
 	}
-	if _, err := KubeletClash(ours, &rendercontext.RenderContext{Observed: rendercontext.Observed{KubeletConfigsErr: errors.New("forbidden")}}); err == nil {
+	if _, err := Clash(exclusivePool, ours, &rendercontext.RenderContext{Observed: rendercontext.Observed{KubeletConfigsErr: errors.New("forbidden")}}); err == nil {
 		t.Error("KubeletConfigs that cannot be read are an error, never \"no clash\"")
+	}
+}
+
+// The clash is judged on what would be applied, over the pools the live
+// objects' selectors reach, whatever the selectors' form.
+func TestClashJudgedOnTheAppliedObject(t *testing.T) {
+	pool := func(name string, extra ...string) *unstructured.Unstructured {
+		p := &unstructured.Unstructured{Object: map[string]any{}}
+		p.SetGroupVersionKind(rendercontext.PoolGVK)
+		p.SetName(name)
+		l := map[string]string{"pools.operator.machineconfiguration.openshift.io/" + name: ""}
+		for _, e := range extra {
+			l[e] = ""
+		}
+		p.SetLabels(l)
+		return p
+	}
+	sel := func(keys ...string) map[string]any {
+		m := map[string]any{}
+		for _, k := range keys {
+			m[k] = ""
+		}
+		return map[string]any{"matchLabels": m}
+	}
+	pools := []*unstructured.Unstructured{pool("master"), pool("worker"), pool("infra", "custom")}
+	adminOnMaster := kubeletConfig("admin-master", sel("pools.operator.machineconfiguration.openshift.io/master"), false)
+	adminOnInfra := kubeletConfig("admin-infra", sel("custom"), false)
+	for name, c := range map[string]struct {
+		ours  map[string]any
+		clash string
+	}{
+		"ours on worker":                             {sel("pools.operator.machineconfiguration.openshift.io/worker"), ""},
+		"patched onto master":                        {sel("pools.operator.machineconfiguration.openshift.io/master"), "admin-master already selects pool master"},
+		"patched to an empty selector (every pool)":  {map[string]any{}, "admin-infra already selects pool infra"},
+		"patched onto the custom pool's own label":   {sel("custom"), "admin-infra"},
+		"patched to a selector that selects no pool": {sel("nothing"), ""},
+	} {
+		ours := kubeletConfig("kubevirt-kubelet-worker", c.ours, true)
+		rc := &rendercontext.RenderContext{Observed: rendercontext.Observed{KubeletConfigs: []*unstructured.Unstructured{adminOnMaster, adminOnInfra}, Pools: pools}}
+		got, err := Clash(exclusivePool, ours, rc)
+		if err != nil || (c.clash == "") != (got == "") || !strings.Contains(got, c.clash) {
+			t.Errorf("%s: got %q (%v), want %q", name, got, err, c.clash)
+		}
+	}
+	if got, _ := Clash(&catalog.Asset{Name: "not-exclusive"}, kubeletConfig("x", map[string]any{}, true), &rendercontext.RenderContext{Observed: rendercontext.Observed{KubeletConfigs: []*unstructured.Unstructured{adminOnMaster}}}); got != "" {
+		t.Errorf("an asset not declared exclusive never clashes: %q", got)
 	}
 }

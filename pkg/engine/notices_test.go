@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
 
@@ -115,5 +116,19 @@ func TestDependentsWaitForTheHCOToConverge(t *testing.T) {
 	}
 	if waited == 0 || proceeded == 0 {
 		t.Fatalf("want some assets waiting and some proceeding: %d waited, %d proceeded", waited, proceeded)
+	}
+}
+
+// Every asset of a kind that is exclusive per scope declares it, so no
+// such object is ever applied over a foreign one.
+func TestExclusiveKindsAreDeclared(t *testing.T) {
+	exclusiveKinds := map[string]string{"KubeletConfig": catalog.ExclusivePool}
+	ev, cat, _ := setup(t, nil)
+	for i := range cat.Assets {
+		a := &cat.Assets[i]
+		k, _ := ev.Renderer.StaticKind(a.Path)
+		if want, ok := exclusiveKinds[k]; ok && a.Exclusive != want {
+			t.Errorf("asset %s renders a %s: it must declare exclusive: %s", a.Name, k, want)
+		}
 	}
 }
