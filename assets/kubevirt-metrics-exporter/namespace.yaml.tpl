@@ -1,9 +1,10 @@
 {{- /*
   The exporter's own namespace, as the vendor's deploy/ manifests name it.
   Its DaemonSet needs host access that no openshift-* or HCO namespace
-  should grant to everything else running there, so it lives alone; turning
-  the feature off deletes the namespace and with it every namespaced object
-  of the feature.
+  should grant to everything else running there, so it lives alone. Turning
+  the feature off removes the feature's objects one by one and keeps the
+  namespace (Retained): deleting it would delete whatever else it holds,
+  which the autopilot's role cannot all see.
 */ -}}
 apiVersion: v1
 kind: Namespace

@@ -58,7 +58,8 @@ func GuardFor(rc *rendercontext.RenderContext) Guard {
 //     autopilot's first apply);
 //   - it is not listed in the HCO's disabled-resources;
 //   - it is not already being deleted;
-//   - for a tombstone (Obsolete), it carries no patch or ignore-fields.
+//   - for a tombstone (Obsolete), it carries no patch or ignore-fields;
+//   - its deletion does not cascade to what it holds (a Namespace).
 //
 // SafeDelete adds UID and resourceVersion preconditions to the DELETE.
 func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
@@ -83,6 +84,9 @@ func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
 			return false, fmt.Sprintf("it carries a person's customization (%s): kept, so the upgrade drops nothing someone tailored; "+
 				"carry the customization over to the object that replaces it (the asset now rendering the same settings), then delete this one", strings.Join(c, ", "))
 		}
+	}
+	if why, ok := Cascades(live); ok {
+		return false, why
 	}
 	if live.GetAnnotations()[annotations.Shared] == "true" {
 		return false, "a shared object (the autopilot merged a setting into it): never deleted"
@@ -125,6 +129,24 @@ func RemovalCandidate(d *Decision, rc *rendercontext.RenderContext) *unstructure
 func CreatedFor(d *Decision, live *unstructured.Unstructured) bool {
 	return live != nil && live.GetLabels()[annotations.ManagedByLabel] == annotations.ManagedByValue &&
 		live.GetAnnotations()[annotations.Asset] == d.Asset.Name
+}
+
+// ContainerKinds are kinds whose deletion deletes everything they hold,
+// whoever put it there.
+var ContainerKinds = map[string]bool{"Namespace": true}
+
+// Cascades says why deleting live would take what it holds with it. The
+// autopilot's role lists only the kinds it manages, so it cannot see
+// whether a container holds anything else (an admin's ConfigMap, a
+// Secret): it cannot prove nothing would be lost, so it keeps the
+// container. What it put inside goes asset by asset, each through the
+// Guard.
+func Cascades(live *unstructured.Unstructured) (string, bool) {
+	if live == nil || !ContainerKinds[live.GetKind()] {
+		return "", false
+	}
+	return fmt.Sprintf("deleting %s %s would delete everything in it, and the autopilot cannot see all it holds (its role lists only the kinds it manages): "+
+		"kept, with what the autopilot put in it removed one by one; delete it yourself once it holds nothing you need", live.GetKind(), live.GetName()), true
 }
 
 // customizations lists the annotations by which a person tailored live.

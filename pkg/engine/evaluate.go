@@ -226,6 +226,7 @@ func (e *Evaluator) inactive(ctx context.Context, d *Decision, rc *rendercontext
 		return
 	}
 	d.Live = o
+	why, cascades := Cascades(o)
 	switch {
 	case d.Asset.Shared:
 		d.Outcome = Retained
@@ -233,6 +234,10 @@ func (e *Evaluator) inactive(ctx context.Context, d *Decision, rc *rendercontext
 	case !d.IntentOff || !d.Asset.OptIn():
 		d.Outcome = Retained
 		d.Reason += "; the object it created is kept as it is and not written until it holds again"
+	case cascades:
+		// Turned off, but its deletion would take more than the autopilot's.
+		d.Outcome = Retained
+		d.Reason += "; " + why
 	}
 }
 

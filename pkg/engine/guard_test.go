@@ -65,6 +65,10 @@ func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
 		"shared": {mutate: func(u *unstructured.Unstructured) {
 			u.SetAnnotations(map[string]string{annotations.Asset: "a", annotations.Shared: "true"})
 		}},
+		"a container (its deletion cascades)": {mutate: func(u *unstructured.Unstructured) {
+			u.SetKind("Namespace")
+			u.SetNamespace("")
+		}},
 		"root-excluded":   {guard: engine.Guard{Exclusions: excluded}},
 		"HCO terminating": {guard: engine.Guard{HCOTerminating: true}},
 	}
@@ -85,7 +89,7 @@ func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
 				}
 			case "tombstone":
 				r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
-				res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, p.guard, nil)
+				res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: live.DeepCopy()}}, p.guard, nil)
 				if res[0].Status != tombstone.Skipped || res[0].Deleted {
 					t.Errorf("%s/%s: %+v", name, path, res[0])
 				}

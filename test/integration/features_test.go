@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -76,15 +77,21 @@ func featureSpecs(ctx context.Context) {
 		Expect(ds.Spec.Template.Spec.Containers[0].Image).To(Equal(image))
 		Eventually(outcomeOf("kubevirt-metrics-exporter-daemonset")).Should(Equal(engine.Unchanged))
 
-		// Off: the objects it created go (the Namespace starts terminating;
-		// envtest runs no namespace controller to finish it).
+		// Off: the objects it created go, one by one. The Namespace stays:
+		// deleting it would delete whatever else it holds (an admin's
+		// ConfigMap here), which the autopilot cannot all see.
+		theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: nsKey.Name, Name: "admin-notes"}}
+		Expect(k8s.Create(ctx, theirs)).To(Succeed())
 		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) { setAnnotation(u, sw, "") })
 		Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, dsKey, &appsv1.DaemonSet{})) }).Should(BeTrue())
-		Eventually(func() bool {
-			ns := &corev1.Namespace{}
-			err := k8s.Get(ctx, nsKey, ns)
-			return apierrors.IsNotFound(err) || ns.DeletionTimestamp != nil
-		}).Should(BeTrue())
+		Eventually(outcomeOf("kubevirt-metrics-exporter-namespace")).Should(Equal(engine.Retained))
+		Eventually(func() int {
+			return len(events("Retained", "kubevirt-metrics-exporter", "would delete everything in it"))
+		}).Should(BeNumerically(">", 0))
+		ns := &corev1.Namespace{}
+		Expect(k8s.Get(ctx, nsKey, ns)).To(Succeed())
+		Expect(ns.DeletionTimestamp).To(BeNil(), "a container is never deleted with what it holds")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(theirs), &corev1.ConfigMap{})).To(Succeed())
 		Eventually(func() features.State { return featureState("kubevirt-metrics-exporter") }).Should(Equal(features.Off))
 	})
 
