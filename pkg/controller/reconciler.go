@@ -399,6 +399,12 @@ func (r *Reconciler) Preview(ctx context.Context) ([]engine.Decision, *rendercon
 	return r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.live, engine.Preview(rc)), rc, nil
 }
 
+// Notices lists what on the HCO the autopilot does not act on as written,
+// from an evaluation (Preview): what the next reconcile reports.
+func (r *Reconciler) Notices(rc *rendercontext.RenderContext, ds []engine.Decision) []engine.Notice {
+	return r.evaluator.Notices(rc, r.opts.Catalog, ds)
+}
+
 // CachesSynced reports, within ctx's deadline, whether every informer of
 // both caches the reconciler reads has synced, naming the kinds that have
 // not when it knows them.

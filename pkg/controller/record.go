@@ -315,7 +315,7 @@ func (r *Reconciler) recordNotices(ctx context.Context, hco *unstructured.Unstru
 	}
 }
 
-// noticeEvents are the Event reasons of engine.HCONotices.
+// noticeEvents are the Event reasons of engine.Evaluator.Notices.
 var noticeEvents = []string{"InvalidDisabledResources", "InvalidAutopilot", "InvalidSwitch", "UnknownAnnotation", "FeatureGatesUnreadable"}
 
 // hcoInputSeries keys the HCO-input metric series (no asset has this name).

@@ -70,6 +70,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /debug/render/{asset}", s.render)
 	mux.HandleFunc("GET /debug/features", s.features)
 	mux.HandleFunc("GET /debug/exclusions", s.exclusions)
+	mux.HandleFunc("GET /debug/inputs", s.inputs)
 	mux.HandleFunc("GET /debug/tombstones", s.tombstones)
 	mux.HandleFunc("GET /debug/health", s.health)
 	return mux
@@ -202,6 +203,21 @@ func (s *Server) exclusions(w http.ResponseWriter, r *http.Request) {
 			e.Object = engine.ObjectKey(t)
 		}
 		out.Assets = append(out.Assets, e)
+	}
+	write(w, r, out)
+}
+
+// inputs lists every HCO input the autopilot does not act on as written
+// (the same notices the controller reports as Events and the CLI on stderr).
+func (s *Server) inputs(w http.ResponseWriter, r *http.Request) {
+	ds, rc, err := s.Source.Preview(r.Context())
+	if err != nil {
+		http.Error(w, "evaluate: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	out := s.Source.Notices(rc, ds)
+	if out == nil {
+		out = []engine.Notice{}
 	}
 	write(w, r, out)
 }

@@ -18,12 +18,12 @@ import (
 // changed is left as it is.
 type Notice struct {
 	// Annotation is the HCO annotation (or field) concerned.
-	Annotation string
+	Annotation string `json:"annotation"`
 	// Reason is a bounded code, a metric label value.
-	Reason InvalidReason
+	Reason InvalidReason `json:"reason"`
 	// Event is the Event reason the controller records it under.
-	Event   string
-	Message string
+	Event   string `json:"event"`
+	Message string `json:"message"`
 }
 
 // More reasons an HCO input is not acted on as written.

@@ -350,6 +350,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 
 	safetySpecs(ctx)
 	settleSpecs(ctx)
+	deletionSpecs(ctx)
 	vocabularySpecs(ctx)
 	operabilitySpecs(ctx)
 	featureSpecs(ctx)

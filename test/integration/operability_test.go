@@ -184,7 +184,7 @@ func operabilitySpecs(ctx context.Context) {
 		reconciledAt(rv)
 		Expect(rec.Health().Idle).NotTo(BeNil())
 		Expect(rec.Health().Idle.Reason).To(Equal(controller.IdlePaused))
-		Eventually(func() int { return len(events("Paused", annotations.Autopilot)) }).Should(Equal(1))
+		Eventually(func() int { return len(events("Paused", annotations.Autopilot+`="false"`)) }).Should(Equal(1))
 
 		mark := requests.mark()
 		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
@@ -194,7 +194,7 @@ func operabilitySpecs(ctx context.Context) {
 		Expect(status("psi-enable").Outcome).To(Equal(engine.Paused))
 		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}), "paused: nothing is written")
 		Expect(writes(requests.since(mark))).To(BeEmpty(), "paused: no write, no delete")
-		Expect(len(events("Paused", annotations.Autopilot))).To(Equal(1), "one Event per pause")
+		Expect(len(events("Paused", annotations.Autopilot+`="false"`))).To(Equal(1), "one Event per pause")
 
 		// Only the listed asset: psi is corrected, swap left as it is.
 		update(mcGVK, "", swapMC, "kubectl-edit", func(u *unstructured.Unstructured) {

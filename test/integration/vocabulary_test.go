@@ -2,6 +2,9 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -9,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
 )
@@ -43,6 +47,15 @@ func vocabularySpecs(ctx context.Context) {
 		}
 		Eventually(onHCO).Should(Equal(1))
 		Expect(testutil.ToFloat64(metrics.InvalidAnnotation.WithLabelValues("HyperConverged", hcoNamespace, hcoName, loadAware, string(engine.Malformed)))).To(Equal(1.0))
+		// The debug endpoint names it the same way.
+		req := httptest.NewRequest(http.MethodGet, "/debug/inputs?format=json", nil)
+		w := httptest.NewRecorder()
+		(&debug.Server{Source: rec}).Handler().ServeHTTP(w, req)
+		Expect(w.Code).To(Equal(http.StatusOK))
+		var notices []engine.Notice
+		Expect(json.Unmarshal(w.Body.Bytes(), &notices)).To(Succeed())
+		Expect(notices).To(ContainElement(And(
+			HaveField("Annotation", loadAware), HaveField("Reason", engine.Malformed), HaveField("Message", ContainSubstring(`"ture"`)))))
 		// A standing warning is one Event, whatever else reconciles.
 		reconciledAt(poke())
 		reconciledAt(poke())

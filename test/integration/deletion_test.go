@@ -1,0 +1,85 @@
+package integration
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+)
+
+// deletionSpecs: each protection keeps a real deletion candidate (an
+// object the autopilot created for an opt-in feature, then switched off)
+// on the real API server; lifting it lets the same object go, so the
+// object was deletable and only the protection kept it.
+func deletionSpecs(ctx context.Context) {
+	setHCO := func(mutate func(u *unstructured.Unstructured)) string {
+		return update(hcoGVK, hcoNamespace, hcoName, "admin", mutate)
+	}
+	deschedulerPresent := func() bool { return get(kdGVK, deschedulerNamespace, "cluster") != nil }
+	onObject := func(k, v string) {
+		update(kdGVK, deschedulerNamespace, "cluster", "admin", func(u *unstructured.Unstructured) { setAnnotation(u, k, v) })
+	}
+	protections := []struct {
+		name          string
+		protect, lift func()
+	}{
+		{"paused", func() {
+			setHCO(func(u *unstructured.Unstructured) { setAnnotation(u, annotations.Autopilot, "OFF") })
+		},
+			func() { setHCO(func(u *unstructured.Unstructured) { setAnnotation(u, annotations.Autopilot, "") }) }},
+		{"partial activation", func() {
+			setHCO(func(u *unstructured.Unstructured) { setAnnotation(u, annotations.Autopilot, "psi-enable") })
+		},
+			func() { setHCO(func(u *unstructured.Unstructured) { setAnnotation(u, annotations.Autopilot, "") }) }},
+		{"excluded", func() {
+			setHCO(func(u *unstructured.Unstructured) {
+				setAnnotation(u, annotations.DisabledResources, "kubedescheduler/openshift-kube-descheduler-operator/cluster")
+			})
+		}, func() {
+			setHCO(func(u *unstructured.Unstructured) { setAnnotation(u, annotations.DisabledResources, "") })
+		}},
+		{"unmanaged", func() { onObject(annotations.Mode, "unmanaged") }, func() { onObject(annotations.Mode, "") }},
+		{"a mode not understood", func() { onObject(annotations.Mode, "unmanged") }, func() { onObject(annotations.Mode, "") }},
+		{"adopted", func() { onObject(annotations.Adopted, "true") }, func() { onObject(annotations.Adopted, "") }},
+		{"shared", func() { onObject(annotations.Shared, "true") }, func() { onObject(annotations.Shared, "") }},
+		{"already deleting", func() {
+			update(kdGVK, deschedulerNamespace, "cluster", "admin", func(u *unstructured.Unstructured) { u.SetFinalizers([]string{"example.com/hold"}) })
+			Expect(k8s.Delete(ctx, get(kdGVK, deschedulerNamespace, "cluster"))).To(Succeed())
+		}, func() {
+			update(kdGVK, deschedulerNamespace, "cluster", "admin", func(u *unstructured.Unstructured) { u.SetFinalizers(nil) })
+		}},
+	}
+	for _, p := range protections {
+		It("keeps a switched-off asset's object while it is "+p.name+", and removes it once that is lifted", func() {
+			Expect(deschedulerPresent()).To(BeFalse())
+			setHCO(func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "true") })
+			Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Unchanged))
+			uid := get(kdGVK, deschedulerNamespace, "cluster").GetUID()
+
+			p.protect()
+			rv := setHCO(func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "false") })
+			Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+			// Two more passes: a deletion would have had its chance.
+			for range 2 {
+				rv = poke()
+				Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+			}
+			kept := get(kdGVK, deschedulerNamespace, "cluster")
+			Expect(kept).NotTo(BeNil(), "%s: the object is kept", p.name)
+			Expect(kept.GetUID()).To(Equal(uid))
+
+			p.lift()
+			if p.name == "already deleting" {
+				// The API server finishes the deletion it started.
+				Eventually(deschedulerPresent).Should(BeFalse())
+				return
+			}
+			poke()
+			Eventually(deschedulerPresent).Should(BeFalse(), "%s lifted: the same object, switched off, goes", p.name)
+		})
+	}
+}
