@@ -97,7 +97,7 @@ const (
 // policy reboots: machine-config-operator docs/NodeDisruptionPolicy.md).
 var RebootKinds = map[string]bool{"MachineConfig": true, "KubeletConfig": true, "ContainerRuntimeConfig": true}
 
-// ExclusivePool: one object per MachineConfigPool, its scope the pools its
+// ExclusivePool is one object per MachineConfigPool, its scope the pools its
 // spec.machineConfigPoolSelector selects, as MCO reads that selector (absent
 // selects nothing, empty every pool). MCO renders each KubeletConfig of a
 // pool into a whole kubelet.conf, and the newest replaces the others'.
