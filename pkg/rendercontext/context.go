@@ -40,8 +40,10 @@ type RenderContext struct {
 	// Hardware is detected on every node; HardwareFor scopes it to the
 	// pools an asset configures.
 	Hardware Hardware
-	// nodes are the facts' nodes (trimmed to what NodeLabelRead keeps).
-	nodes []corev1.Node
+	// nodes are the facts' nodes (trimmed to what NodeLabelRead keeps);
+	// poolHW memoizes HardwareFor over them.
+	nodes  []corev1.Node
+	poolHW *poolMemo
 	// CRDs holds the installed CRDs by name, for schema-dependent rendering
 	// (profile fallback, optional fields). Nil or empty offline.
 	CRDs map[string]*apiextensionsv1.CustomResourceDefinition

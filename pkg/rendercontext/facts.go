@@ -66,6 +66,7 @@ func New(f Facts) *RenderContext {
 	rc.Topology = topology(f)
 	rc.Hardware = hardware(f.Nodes)
 	rc.nodes = f.Nodes
+	rc.poolHW = &poolMemo{m: map[string]memoHW{}}
 	return rc
 }
 

@@ -3,6 +3,7 @@ package rendercontext
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +39,46 @@ func (rc *RenderContext) HardwareFor(params map[string]string) (Hardware, error)
 	if role == "" && pool == "" {
 		return rc.Hardware, nil
 	}
+	key := role + "\x00" + pool
+	if rc.poolHW != nil {
+		if m, ok := rc.poolHW.get(key); ok {
+			return m.hw, m.err
+		}
+	}
+	hw, err := rc.hardwareFor(role, pool)
+	if rc.poolHW != nil {
+		rc.poolHW.put(key, memoHW{hw, err})
+	}
+	return hw, err
+}
+
+// poolMemo remembers each pool scope's hardware for one RenderContext
+// (its facts do not change): conditions and renders of every pool asset
+// ask, and each answer is a walk over every node.
+type poolMemo struct {
+	mu sync.Mutex
+	m  map[string]memoHW
+}
+
+type memoHW struct {
+	hw  Hardware
+	err error
+}
+
+func (p *poolMemo) get(k string) (memoHW, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v, ok := p.m[k]
+	return v, ok
+}
+
+func (p *poolMemo) put(k string, v memoHW) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.m[k] = v
+}
+
+func (rc *RenderContext) hardwareFor(role, pool string) (Hardware, error) {
 	targets := []string{pool}
 	if pool == "" {
 		targets = rc.poolsRendering(role)

@@ -62,11 +62,11 @@ func deletionSpecs(ctx context.Context) {
 
 			p.protect()
 			rv := setHCO(func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "false") })
-			Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+			reconciledAt(rv)
 			// Two more passes: a deletion would have had its chance.
 			for range 2 {
 				rv = poke()
-				Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+				reconciledAt(rv)
 			}
 			kept := get(kdGVK, deschedulerNamespace, "cluster")
 			Expect(kept).NotTo(BeNil(), "%s: the object is kept", p.name)

@@ -91,6 +91,12 @@ func setAnnotation(u *unstructured.Unstructured, k, v string) {
 	u.SetAnnotations(a)
 }
 
+// reconciledAt waits until a reconcile that started from the HCO at
+// resourceVersion rv has finished (every asset's status is then recorded).
+func reconciledAt(rv string) {
+	Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+}
+
 func status(asset string) controller.AssetStatus {
 	s, _ := rec.Status(asset)
 	return s

@@ -177,9 +177,6 @@ func operabilitySpecs(ctx context.Context) {
 		setSwitch := func(v string) string {
 			return update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, annotations.Autopilot, v) })
 		}
-		reconciledAt := func(rv string) {
-			Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
-		}
 		rv := setSwitch("false")
 		reconciledAt(rv)
 		Expect(rec.Health().Idle).NotTo(BeNil())

@@ -66,7 +66,7 @@ func pacingSpecs(ctx context.Context) {
 		start, mark := time.Now(), requests.mark()
 		for range 15 {
 			rv := poke()
-			Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+			reconciledAt(rv)
 		}
 		window := time.Since(start)
 		tries := 0

@@ -23,9 +23,6 @@ func vocabularySpecs(ctx context.Context) {
 	setHCOAnnotation := func(k, v string) string {
 		return update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) { setAnnotation(u, k, v) })
 	}
-	reconciledAt := func(rv string) {
-		Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
-	}
 	deschedulerRV := func() string {
 		if u := get(kdGVK, deschedulerNamespace, "cluster"); u != nil {
 			return u.GetResourceVersion()
