@@ -97,6 +97,11 @@ const (
 // policy reboots: machine-config-operator docs/NodeDisruptionPolicy.md).
 var RebootKinds = map[string]bool{"MachineConfig": true, "KubeletConfig": true, "ContainerRuntimeConfig": true}
 
+// ContainerKinds are kinds whose deletion deletes everything they hold,
+// whoever put it there: the autopilot never deletes one (engine.Cascades),
+// so its role never grants deleting one.
+var ContainerKinds = map[string]bool{"Namespace": true}
+
 // ExclusivePool is one object per MachineConfigPool, its scope the pools its
 // spec.machineConfigPoolSelector selects, as MCO reads that selector (absent
 // selects nothing, empty every pool). MCO renders each KubeletConfig of a

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/managedfields"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -131,10 +132,6 @@ func CreatedFor(d *Decision, live *unstructured.Unstructured) bool {
 		live.GetAnnotations()[annotations.Asset] == d.Asset.Name
 }
 
-// ContainerKinds are kinds whose deletion deletes everything they hold,
-// whoever put it there.
-var ContainerKinds = map[string]bool{"Namespace": true}
-
 // Cascades says why deleting live would take what it holds with it. The
 // autopilot's role lists only the kinds it manages, so it cannot see
 // whether a container holds anything else (an admin's ConfigMap, a
@@ -142,7 +139,7 @@ var ContainerKinds = map[string]bool{"Namespace": true}
 // container. What it put inside goes asset by asset, each through the
 // Guard.
 func Cascades(live *unstructured.Unstructured) (string, bool) {
-	if live == nil || !ContainerKinds[live.GetKind()] {
+	if live == nil || !catalog.ContainerKinds[live.GetKind()] {
 		return "", false
 	}
 	return fmt.Sprintf("deleting %s %s would delete everything in it, and the autopilot cannot see all it holds (its role lists only the kinds it manages): "+

@@ -57,7 +57,8 @@ var static = []rbacv1.PolicyRule{
 //   - per managed kind get/list/watch (the label-filtered cache) and create
 //     unless it is the HCO (the autopilot configures an HCO, never creates
 //     one): verbs that cannot be scoped to names;
-//   - patch, and delete for opt-in assets that are not shared and for
+//   - patch, and delete for opt-in assets that are not shared and not a
+//     container (catalog.ContainerKinds: never deleted) and for
 //     tombstones, only on the names the catalog renders;
 //   - the rules of every role the catalog ships, held by the autopilot
 //     itself, so it can write and bind those roles without escalate (which,
@@ -117,7 +118,7 @@ func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) (
 			add(gk, "create")
 		}
 		addNamed(gk, u.GetName(), "patch")
-		if a.OptIn() && !a.Shared {
+		if a.OptIn() && !a.Shared && !catalog.ContainerKinds[gk.Kind] {
 			addNamed(gk, u.GetName(), "delete")
 		}
 		for _, rd := range a.Reads {
