@@ -352,6 +352,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	settleSpecs(ctx)
 	deletionSpecs(ctx)
 	vocabularySpecs(ctx)
+	invariantSpecs(ctx)
 	operabilitySpecs(ctx)
 	featureSpecs(ctx)
 	hcoLifecycleSpecs(ctx)
