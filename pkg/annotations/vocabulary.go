@@ -74,6 +74,18 @@ func ParseSwitch(key, value string, present bool) (bool, error) {
 	return ParseBool(key, value)
 }
 
+// Protects reports whether a protective marker annotation (shared,
+// adopted) is set: present with any value but a false spelling. A value not
+// understood keeps the protection, as a typo must never lower one.
+func Protects(ann map[string]string, key string) bool {
+	v, ok := ann[key]
+	if !ok {
+		return false
+	}
+	b, err := ParseBool(key, v)
+	return err != nil || b
+}
+
 // ModeValue is the parsed platform.kubevirt.io/mode annotation.
 type ModeValue string
 

@@ -16,7 +16,7 @@ metadata:
   annotations:
     platform.kubevirt.io/enable-loadaware: "true"
     platform.kubevirt.io/enable-pci-passthrough: "true"
-    platform.kubevirt.io/disabled-resources: "MachineConfig/90-worker-kubevirt-swap, broken"
+    platform.kubevirt.io/disabled-resources: "MachineConfig/90-worker-kubevirt-swap"
 spec: {}
 `
 
@@ -159,10 +159,13 @@ func TestRenderRefusesIgnoredFlags(t *testing.T) {
 // annotation exits 3 after the output.
 func TestRenderWarningsAndInvalid(t *testing.T) {
 	dir := t.TempDir()
-	hco := write(t, dir, "hco.yaml", hcoYAML)
+	// A malformed root-exclusion entry may have meant any object: it is
+	// named, and what reboots a pool is INVALID (left as it is) until fixed.
+	hco := write(t, dir, "hco.yaml", strings.Replace(hcoYAML, "kubevirt-swap", "kubevirt-swap, broken", 1))
 	var out, errOut bytes.Buffer
-	if code := Render([]string{"--hco-file", hco, "-o", "status"}, &out, &errOut); code != ExitOK {
-		t.Fatalf("exit %d: %s", code, errOut.String())
+	if code := Render([]string{"--hco-file", hco, "-o", "status"}, &out, &errOut); code != ExitInvalid ||
+		!strings.Contains(errOut.String(), "asset psi-enable: annotation platform.kubevirt.io/disabled-resources") {
+		t.Fatalf("exit %d, want %d with psi-enable held: %s", code, ExitInvalid, errOut.String())
 	}
 	if !strings.Contains(errOut.String(), `warning: annotation platform.kubevirt.io/disabled-resources="broken" is not understood`) {
 		t.Errorf("malformed disabled-resources entry not shown:\n%s", errOut.String())
@@ -172,14 +175,14 @@ func TestRenderWarningsAndInvalid(t *testing.T) {
 	// boolean (its assets INVALID, exit 3), a misspelt switch, an entry
 	// that matches nothing the catalog renders.
 	odd := strings.Replace(hcoYAML, "annotations:\n", "annotations:\n    platform.kubevirt.io/enable-logging: \"ture\"\n    platform.kubevirt.io/enable-loadawre: \"true\"\n", 1)
-	odd = strings.Replace(odd, "broken", "machineconfig/90-worker-kubevirt-swap,\n MachineConfgi/x", 1)
+	odd = strings.Replace(odd, "MachineConfig/90-worker-kubevirt-swap", "machineconfig/90-worker-kubevirt-swap,\n MachineConfig/x", 1)
 	out.Reset()
 	errOut.Reset()
 	code := Render([]string{"--hco-file", write(t, dir, "odd.yaml", odd), "-o", "status"}, &out, &errOut)
 	for _, want := range []string{
 		`platform.kubevirt.io/enable-logging="ture" is not understood`,
 		`HCO annotation platform.kubevirt.io/enable-loadawre is not one the autopilot reads`,
-		`entry "MachineConfgi/x" matches no object`,
+		`entry "MachineConfig/x" matches no object`,
 	} {
 		if !strings.Contains(errOut.String(), want) {
 			t.Errorf("not reported: %s\n%s", want, errOut.String())

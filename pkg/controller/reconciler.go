@@ -278,7 +278,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		default:
 			res = engine.Result{Outcome: d.Outcome, Reason: d.Reason}
 		}
-		if d.Rendered != nil && d.Outcome != engine.MissingDependency && rc.KindAvailable(d.Rendered.GroupVersionKind()) {
+		if d.Rendered != nil && (d.Outcome != engine.MissingDependency || d.AwaitsHCO) && rc.KindAvailable(d.Rendered.GroupVersionKind()) {
 			want[d.Rendered.GroupVersionKind()] = true
 		}
 		if gvk, ok := r.kinds[d.Asset.Name]; ok && d.Outcome == engine.Paused && rc.KindAvailable(gvk) {

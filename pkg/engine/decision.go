@@ -93,6 +93,9 @@ type Decision struct {
 	// Invalid, and InvalidReason says what is wrong with it.
 	Annotation    string
 	InvalidReason InvalidReason
+	// AwaitsHCO: MissingDependency because the HCO has not converged (the
+	// asset renders from it); its kind is installed and stays watched.
+	AwaitsHCO bool
 	// FactPrint hashes the derived facts the object renders from, for an
 	// object whose write reboots or changes remediation (pkg/settle).
 	FactPrint string

@@ -89,10 +89,10 @@ func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
 	if why, ok := Cascades(live); ok {
 		return false, why
 	}
-	if live.GetAnnotations()[annotations.Shared] == "true" {
+	if annotations.Protects(live.GetAnnotations(), annotations.Shared) {
 		return false, "a shared object (the autopilot merged a setting into it): never deleted"
 	}
-	if live.GetAnnotations()[annotations.Adopted] == "true" {
+	if annotations.Protects(live.GetAnnotations(), annotations.Adopted) {
 		return false, "adopted: it existed before the autopilot first applied it, so it is not provably the autopilot's"
 	}
 	if r, hit := g.Exclusions.Match(live.GetKind(), live.GetNamespace(), live.GetName()); hit {

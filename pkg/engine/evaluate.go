@@ -285,7 +285,7 @@ func stamp(u *unstructured.Unstructured, a *catalog.Asset) {
 // found without its label (an admin's, or another operator's), or adopted
 // before.
 func adopted(live *unstructured.Unstructured) bool {
-	return live.GetAnnotations()[annotations.Adopted] == "true" ||
+	return annotations.Protects(live.GetAnnotations(), annotations.Adopted) ||
 		live.GetLabels()[annotations.ManagedByLabel] != annotations.ManagedByValue
 }
 

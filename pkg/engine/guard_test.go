@@ -62,6 +62,12 @@ func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
 		"adopted": {mutate: func(u *unstructured.Unstructured) {
 			u.SetAnnotations(map[string]string{annotations.Asset: "a", annotations.Adopted: "true"})
 		}},
+		"adopted in another spelling": {mutate: func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{annotations.Asset: "a", annotations.Adopted: "Yes"})
+		}},
+		"shared with a value not understood": {mutate: func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{annotations.Asset: "a", annotations.Shared: "ture"})
+		}},
 		"shared": {mutate: func(u *unstructured.Unstructured) {
 			u.SetAnnotations(map[string]string{annotations.Asset: "a", annotations.Shared: "true"})
 		}},

@@ -132,3 +132,48 @@ func TestExclusiveKindsAreDeclared(t *testing.T) {
 		}
 	}
 }
+
+// The HCO asset held in backoff (no render, no object) still holds its
+// dependents: it is known by its asset, not by a rendered object.
+func TestDependentsWaitWhileTheHCOIsInBackoff(t *testing.T) {
+	ev, cat, rc := setup(t, map[string]string{"platform.kubevirt.io/enable-loadaware": "true"})
+	ev.Hold = func(a *catalog.Asset) (string, bool) {
+		return "retrying in 4s: apply refused by a webhook", a.ReconcileOrder == 0
+	}
+	waited := 0
+	for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, func(*engine.Decision) engine.StepResult { return engine.StepResult{} }) {
+		if d.Asset.ReconcileOrder != 0 && ev.Renderer.ReadsHCO(d.Asset.Path) {
+			if d.Outcome != engine.MissingDependency || !d.AwaitsHCO || !strings.Contains(d.Reason, "refused by a webhook") {
+				t.Errorf("asset %s: %s %q while the HCO is in backoff", d.Asset.Name, d.Outcome, d.Reason)
+			}
+			waited++
+		}
+	}
+	if waited == 0 {
+		t.Fatal("no asset reads the HCO")
+	}
+}
+
+// A root-exclusion entry not understood (malformed, or a kind no asset
+// renders: a plural) never lowers a protection: what reboots a pool or
+// changes remediation is left as it is; the rest, and an understood list,
+// proceed.
+func TestExclusionNotUnderstoodHoldsRebootingAssets(t *testing.T) {
+	for value, held := range map[string]bool{
+		"machineconfigs/99-worker-kubevirt-psi-karg": true,
+		"MachineConfig:99-worker-kubevirt-psi-karg":  true,
+		"MachineConfig/99-nope, broken":              true,
+		"machineconfig/99-nope":                      false,
+		"configmaps/x/y, KubeDescheduler/*/cluster":  true,
+	} {
+		ev, cat, rc := setup(t, map[string]string{annotations.DisabledResources: value})
+		for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview(rc)) {
+			if d.Asset.Name == "psi-enable" && (d.Outcome == engine.Invalid) != held {
+				t.Errorf("%q: psi-enable %s (%s), held=%v wanted", value, d.Outcome, d.Reason, held)
+			}
+			if d.Asset.Name == "hco-golden-config" && d.Outcome != engine.Included {
+				t.Errorf("%q: the golden config (no reboot) is %s", value, d.Outcome)
+			}
+		}
+	}
+}

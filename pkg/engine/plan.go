@@ -2,9 +2,12 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
@@ -34,6 +37,10 @@ func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *renderco
 	// it: assets that read it then keep their last applied state instead
 	// of rendering from a copy that is not the effective one.
 	var unconverged string
+	// An exclusion entry not understood may have meant to protect any
+	// object: until it is fixed, nothing that reboots a pool or changes
+	// remediation is written or removed.
+	unsure := e.exclusionUnsure(cat, rc)
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
 		var d Decision
@@ -48,11 +55,15 @@ func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *renderco
 			// read, no write until then, whatever triggered this pass.
 			d = Decision{Asset: a, Outcome: Failed, Reason: why, Held: true}
 		case ok && unconverged != "" && e.readsHCO(a):
-			d = Decision{Asset: a, Outcome: MissingDependency,
+			d = Decision{Asset: a, Outcome: MissingDependency, AwaitsHCO: true,
 				Reason: "waiting for the HyperConverged to converge (" + unconverged + "): it renders from the effective HCO, so its object is kept as last applied"}
 			d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
 		case ok:
 			d = e.Evaluate(ctx, a, rc, live)
+			if unsure != "" && d.Rendered != nil && (d.Outcome == Included || (d.Outcome == Inactive && d.IntentOff)) && Settles(a, d.Rendered.GetKind()) {
+				d.Outcome, d.Annotation, d.InvalidReason, d.Desired = Invalid, annotations.DisabledResources, Malformed, nil
+				d.Reason = unsure + ": it may have meant this object, which reboots a pool or changes remediation, so it is left as it is until the entry is fixed"
+			}
 		default:
 			d = Decision{Asset: a, Outcome: Paused, Reason: why}
 			// Only the head naming its object, for reports (which object
@@ -60,7 +71,7 @@ func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *renderco
 			d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
 		}
 		res := step(&d)
-		if isHCOAsset(a, &d, res) {
+		if e.isHCOAsset(a) {
 			if res.HCO != nil {
 				rc.SetHCO(res.HCO)
 			}
@@ -82,15 +93,37 @@ func Preview(rc *rendercontext.RenderContext) Step {
 	}
 }
 
-// isHCOAsset: the golden config (reconcile order 0, rendering the HCO).
-func isHCOAsset(a *catalog.Asset, d *Decision, res StepResult) bool {
+// exclusionUnsure says why the root exclusion list may not protect what a
+// person meant: an entry that is malformed, or that names a kind no asset
+// renders (a plural, a typo); "" when every entry is understood.
+func (e *Evaluator) exclusionUnsure(cat *catalog.Catalog, rc *rendercontext.RenderContext) string {
+	if len(rc.ExclusionErrors) > 0 {
+		return fmt.Sprintf("HCO annotation %s has an entry not understood (%v)", annotations.DisabledResources, rc.ExclusionErrors[0])
+	}
+	for _, r := range rc.Exclusions.Rules {
+		known := false
+		for i := range cat.Assets {
+			if k, ok := e.Renderer.StaticKind(cat.Assets[i].Path); !ok || strings.EqualFold(k, r.Kind) {
+				known = true
+				break
+			}
+		}
+		if !known {
+			return fmt.Sprintf("HCO annotation %s entry %q names a kind the autopilot does not render (kinds are singular, like MachineConfig)", annotations.DisabledResources, r.String())
+		}
+	}
+	return ""
+}
+
+// isHCOAsset: the golden config (reconcile order 0, its template writing
+// the HCO), known from the asset itself: a decision that was held, or whose
+// render failed, has no object to tell by, and still must hold dependents.
+func (e *Evaluator) isHCOAsset(a *catalog.Asset) bool {
 	if a.ReconcileOrder != 0 {
 		return false
 	}
-	if res.HCO != nil {
-		return res.HCO.GroupVersionKind() == rendercontext.HCOGVK
-	}
-	return d.Rendered != nil && d.Rendered.GroupVersionKind() == rendercontext.HCOGVK
+	k, ok := e.Renderer.StaticKind(a.Path)
+	return ok && k == rendercontext.HCOGVK.Kind
 }
 
 // hcoUnconverged says why the HCO is not in its desired state after its

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
 
 // invariantSeeds are the seeds run: a fixed one (a failing seed found later
@@ -134,6 +135,10 @@ func runInvariantSequence(ctx context.Context, seed uint64, steps int) {
 		}
 		if swSet && state == "" {
 			Expect(reported).To(HaveKey(loadAware+" malformed"), "%s: a switch not understood is reported", ctxMsg)
+		}
+		if excl == "broken" || excl == "MachineConfgi/x" {
+			// An entry not understood may have meant a node object.
+			Expect(outcomeOf("psi-enable")()).To(Equal(engine.Invalid), "%s: a reboot-causing asset is held", ctxMsg)
 		}
 		if excl == "broken" {
 			Expect(reported).To(HaveKey(annotations.DisabledResources+" malformed"), ctxMsg)
