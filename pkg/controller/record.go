@@ -171,6 +171,9 @@ func invalidEvent(annotation string) string {
 		return "InvalidIgnoreFields"
 	case annotations.Mode:
 		return "InvalidMode"
+	case annotations.DisabledResources:
+		// An entry not understood holds the asset (engine.Plan).
+		return "InvalidDisabledResources"
 	}
 	return "InvalidSwitch"
 }

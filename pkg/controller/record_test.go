@@ -132,3 +132,15 @@ func TestHCOInputWarningOncePerEpisode(t *testing.T) {
 		t.Fatalf("a problem that comes back is reported again: %v", rec.reasons)
 	}
 }
+
+// Each annotation that can hold an asset has its own Event reason.
+func TestInvalidEventNamesTheAnnotation(t *testing.T) {
+	for ann, want := range map[string]string{
+		annotations.Patch: "InvalidPatch", annotations.IgnoreFields: "InvalidIgnoreFields", annotations.Mode: "InvalidMode",
+		annotations.DisabledResources: "InvalidDisabledResources", "platform.kubevirt.io/enable-logging": "InvalidSwitch",
+	} {
+		if got := invalidEvent(ann); got != want {
+			t.Errorf("invalidEvent(%s) = %s, want %s", ann, got, want)
+		}
+	}
+}
