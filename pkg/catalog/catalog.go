@@ -42,7 +42,7 @@ type Asset struct {
 	GateCRD string `json:"gate_crd,omitempty"`
 	// Exclusive declares that a second object of the asset's kind for the
 	// same scope silently wins or is refused, and how the scope is computed
-	// (ExclusivePool). The autopilot then never applies its object over a
+	// (ExclusiveScopes). The autopilot then never applies its object over a
 	// foreign one holding part of that scope: outcome Conflict.
 	Exclusive  string      `json:"exclusive,omitempty"`
 	Conditions []Condition `json:"conditions,omitempty"`
@@ -107,6 +107,17 @@ var ContainerKinds = map[string]bool{"Namespace": true}
 // selects nothing, empty every pool). MCO renders each KubeletConfig of a
 // pool into a whole kubelet.conf, and the newest replaces the others'.
 const ExclusivePool = "pool"
+
+// ExclusiveNodes is one object per node, its scope the nodes its
+// spec.selector selects, as NodeHealthCheck reads it (empty or absent
+// selects every node): NHC requires that checks do not overlap, and on a
+// node two checks select the first to create the remediation wins, the
+// other's settings (fencing, timeouts, minHealthy) silently never apply.
+const ExclusiveNodes = "nodes"
+
+// ExclusiveScopes are the scopes an asset may declare, each with the one
+// kind whose vendor defines it.
+var ExclusiveScopes = map[string]string{ExclusivePool: "KubeletConfig", ExclusiveNodes: "NodeHealthCheck"}
 
 // OptIn reports whether the asset's objects are removed when it becomes inactive.
 func (a *Asset) OptIn() bool { return a.Install == InstallOptIn }
@@ -225,10 +236,14 @@ func validate(fsys fs.FS, a *Asset) error {
 			return fmt.Errorf("reads %q: needs apiVersion, kind and name", r.String())
 		}
 	}
-	switch a.Exclusive {
-	case "", ExclusivePool:
-	default:
-		return fmt.Errorf("exclusive %q: must be %s", a.Exclusive, ExclusivePool)
+	if a.Exclusive != "" {
+		kind, ok := ExclusiveScopes[a.Exclusive]
+		switch {
+		case !ok:
+			return fmt.Errorf("exclusive %q: must be %s or %s", a.Exclusive, ExclusivePool, ExclusiveNodes)
+		case kind != a.Component:
+			return fmt.Errorf("exclusive %q is the scope of a %s, not of a %s", a.Exclusive, kind, a.Component)
+		}
 	}
 	if a.Install == InstallOptIn && len(a.Conditions) == 0 {
 		return fmt.Errorf("an opt-in asset needs at least one condition, or it could never turn on")

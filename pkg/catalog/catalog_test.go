@@ -57,7 +57,9 @@ assets: [{name: a, feature: f, path: t.yaml.tpl, component: X, tier: 1, reconcil
 assets: [{name: a, feature: f, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}]`, `feature "g": no asset`},
 		"bad image name": {`features: [{name: f, description: d, maturity: ga}]
 assets: [{name: a, feature: f, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: opt-in, disruption: none, conditions: [{type: image, name: Foo_Bar}]}]`, "image name"},
-		"bad name": {`assets: [{name: A_b, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always}]`, "lower-case"},
+		"unknown exclusive scope":         {`assets: [{name: a, path: t.yaml.tpl, component: KubeletConfig, tier: 1, reconcile_order: 1, install: always, exclusive: cluster}]`, "must be pool or nodes"},
+		"exclusive scope of another kind": {`assets: [{name: a, path: t.yaml.tpl, component: NodeHealthCheck, tier: 1, reconcile_order: 1, install: always, exclusive: pool}]`, "scope of a KubeletConfig"},
+		"bad name":                        {`assets: [{name: A_b, path: t.yaml.tpl, component: X, tier: 1, reconcile_order: 1, install: always}]`, "lower-case"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -53,10 +53,12 @@ var factKinds = map[schema.GroupVersionKind]bool{
 	rendercontext.HCOGVK:            true,
 	rendercontext.InfrastructureGVK: true,
 	rendercontext.SchedulerGVK:      true,
-	// KubeletConfigs: a handful per cluster, all of them read to find one
-	// that clashes with the autopilot's on a pool (engine.KubeletClash).
-	rendercontext.KubeletConfigGVK: true,
-	rendercontext.PoolGVK:          true,
+	// The exclusive kinds (rendercontext.PeerKinds: KubeletConfigs,
+	// NodeHealthChecks): a handful per cluster, all of them read to find
+	// one that holds the autopilot's scope (engine.Clash).
+	rendercontext.KubeletConfigGVK:   true,
+	rendercontext.NodeHealthCheckGVK: true,
+	rendercontext.PoolGVK:            true,
 	// StorageProfiles: one per storage class, read to pick a class by
 	// the access modes it offers.
 	rendercontext.StorageProfileGVK: true,

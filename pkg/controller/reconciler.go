@@ -245,7 +245,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		// deletion Guard refuses too, on the fresh HCO as well).
 		results := r.reaper.Reap(ctx, r.opts.Tombstones, engine.GuardFor(rc), intent.guard)
 		r.recordTombstones(hco, results)
-		rc.KubeletConfigs = withoutDeleted(rc.KubeletConfigs, results)
+		for gvk, objs := range rc.Peers {
+			rc.Peers[gvk] = withoutDeleted(objs, results)
+		}
 	}
 
 	want := r.baseWatches(rc)
@@ -470,7 +472,8 @@ func (r *Reconciler) Health() Health {
 }
 
 // withoutDeleted drops the objects tombstones just deleted, so an old
-// KubeletConfig removed in this reconcile does not read as a clash.
+// KubeletConfig or NodeHealthCheck removed in this reconcile does not read
+// as a clash.
 func withoutDeleted(objs []*unstructured.Unstructured, results []tombstone.Result) []*unstructured.Unstructured {
 	gone := map[string]bool{}
 	for _, t := range results {

@@ -29,12 +29,13 @@ func assetKinds(cat *catalog.Catalog, r *render.Renderer, namespace string) map[
 
 // factGVKs are the kinds every reconcile reads whole (facts cache), by CRD.
 var factGVKs = []schema.GroupVersionKind{rendercontext.HCOGVK, rendercontext.InfrastructureGVK, rendercontext.SchedulerGVK,
-	rendercontext.KubeletConfigGVK, rendercontext.PoolGVK, rendercontext.StorageProfileGVK}
+	rendercontext.KubeletConfigGVK, rendercontext.NodeHealthCheckGVK, rendercontext.PoolGVK, rendercontext.StorageProfileGVK}
 
 var factCRDs = map[schema.GroupVersionKind]string{
 	rendercontext.HCOGVK: rendercontext.HCOCRD, rendercontext.InfrastructureGVK: rendercontext.InfrastructureCRD,
 	rendercontext.SchedulerGVK: rendercontext.SchedulerCRD, rendercontext.KubeletConfigGVK: rendercontext.KubeletConfigCRD,
 	rendercontext.PoolGVK: rendercontext.PoolCRD, rendercontext.StorageProfileGVK: rendercontext.StorageProfileCRD,
+	rendercontext.NodeHealthCheckGVK: rendercontext.NodeHealthCheckCRD,
 }
 
 // warmAtStart warms as soon as the manager runs, once the CRD informer has

@@ -53,15 +53,29 @@ func Facts(ctx context.Context, r client.Reader, namespace string, reads []rende
 			return f, err
 		}
 	}
-	// Every KubeletConfig, whoever owns it, and the pools' labels: another
-	// KubeletConfig selecting a pool the autopilot configures clashes with
-	// the autopilot's. A failed list is kept as an unknown, never as "none":
-	// only the assets that need it fail.
-	if has[rendercontext.KubeletConfigCRD] {
-		f.KubeletConfigs, f.KubeletConfigsErr = listAll(ctx, r, rendercontext.KubeletConfigGVK)
-		if has[rendercontext.PoolCRD] && f.KubeletConfigsErr == nil {
-			f.Pools, f.KubeletConfigsErr = listAll(ctx, r, rendercontext.PoolGVK)
+	// Every object of each exclusive kind, whoever owns it, and the pools'
+	// labels and selectors: another object holding a scope the autopilot's
+	// holds clashes with it. A failed list is kept as an unknown, never as
+	// "none": only the assets that need it fail.
+	for gvk, crd := range rendercontext.PeerKinds {
+		if !has[crd] {
+			continue
 		}
+		objs, err := listAll(ctx, r, gvk)
+		if err != nil {
+			if f.PeersErr == nil {
+				f.PeersErr = map[schema.GroupVersionKind]error{}
+			}
+			f.PeersErr[gvk] = err
+			continue
+		}
+		if f.Peers == nil {
+			f.Peers = map[schema.GroupVersionKind][]*unstructured.Unstructured{}
+		}
+		f.Peers[gvk] = objs
+	}
+	if has[rendercontext.PoolCRD] {
+		f.Pools, f.PoolsErr = listAll(ctx, r, rendercontext.PoolGVK)
 	}
 	if has[rendercontext.StorageProfileCRD] {
 		f.StorageProfiles, f.StorageProfilesErr = listAll(ctx, r, rendercontext.StorageProfileGVK)

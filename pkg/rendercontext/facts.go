@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Facts are the raw inputs of a RenderContext.
@@ -24,12 +25,16 @@ type Facts struct {
 // HCO, nodes and CRDs; Facts gathers them and a RenderContext carries them
 // as they are.
 type Observed struct {
-	// KubeletConfigs are every KubeletConfig on the cluster, the
-	// autopilot's and others'; Pools every MachineConfigPool (for their
-	// labels). KubeletConfigsErr says they could not be read.
-	KubeletConfigs    []*unstructured.Unstructured
-	Pools             []*unstructured.Unstructured
-	KubeletConfigsErr error
+	// Peers are every object of each exclusive kind (PeerKinds) whose CRD
+	// is installed, the autopilot's and others', by kind; PeersErr names the
+	// kinds that could not be read (a clash cannot be ruled out).
+	Peers    map[schema.GroupVersionKind][]*unstructured.Unstructured
+	PeersErr map[schema.GroupVersionKind]error
+	// Pools are every MachineConfigPool (labels and selectors: which pool a
+	// node is in, which pools a KubeletConfig selects); PoolsErr says they
+	// could not be read (then no pool's nodes can be told).
+	Pools    []*unstructured.Unstructured
+	PoolsErr error
 	// StorageProfiles are CDI's StorageProfiles (one per storage class),
 	// StorageProfilesErr says they could not be read.
 	StorageProfiles    []*unstructured.Unstructured

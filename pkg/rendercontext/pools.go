@@ -123,17 +123,17 @@ func (rc *RenderContext) poolOfNodes() ([]string, error) {
 		name string
 		sel  labels.Selector
 	}
+	if rc.PoolsErr != nil {
+		return nil, fmt.Errorf("the MachineConfigPools could not be read, so no pool's nodes can be told: %w", rc.PoolsErr)
+	}
 	var pools []pool
 	for _, p := range rc.Pools {
 		sel, err := selectorAt(p, "spec", "nodeSelector")
 		if err != nil {
 			return nil, fmt.Errorf("MachineConfigPool %s: nodeSelector: %w", p.GetName(), err)
 		}
-		reqs, _ := sel.Requirements()
-		for _, r := range reqs {
-			if !NodeLabelRead(r.Key()) {
-				return nil, fmt.Errorf("MachineConfigPool %s selects nodes on label %s, which the autopilot does not read: its nodes cannot be told", p.GetName(), r.Key())
-			}
+		if err := readable(sel); err != nil {
+			return nil, fmt.Errorf("MachineConfigPool %s: %w", p.GetName(), err)
 		}
 		pools = append(pools, pool{p.GetName(), sel})
 	}
@@ -159,6 +159,33 @@ func (rc *RenderContext) poolOfNodes() ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// NodesSelected names the nodes sel matches. An error means sel reads a
+// label the node cache does not hold (NodeLabelRead): which nodes it
+// selects is unknown, never "none".
+func (rc *RenderContext) NodesSelected(sel labels.Selector) ([]string, error) {
+	if err := readable(sel); err != nil {
+		return nil, err
+	}
+	var out []string
+	for i := range rc.nodes {
+		if sel.Matches(labels.Set(rc.nodes[i].Labels)) {
+			out = append(out, rc.nodes[i].Name)
+		}
+	}
+	return out, nil
+}
+
+// readable checks that every label sel reads is one the node cache keeps.
+func readable(sel labels.Selector) error {
+	reqs, _ := sel.Requirements()
+	for _, r := range reqs {
+		if !NodeLabelRead(r.Key()) {
+			return fmt.Errorf("it selects nodes on label %s, which the autopilot does not read: its nodes cannot be told", r.Key())
+		}
+	}
+	return nil
 }
 
 // selectorAt reads a metav1.LabelSelector at path of u; absent is the

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -28,6 +29,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
 
@@ -251,6 +253,54 @@ func operabilitySpecs(ctx context.Context) {
 
 		Expect(k8s.Delete(ctx, admin)).To(Succeed())
 		Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Unchanged))
+	})
+
+	It("never applies its NodeHealthCheck over an admin's on the same nodes, judged as NHC selects them", func() {
+		requireVendorCRDs()
+		installCRD(ctx, readCRD(filepath.Join(vendorDir(), "remediation", "nodehealthchecks.remediation.medik8s.io.yaml")))
+		nhcGVK := rendercontext.NodeHealthCheckGVK
+		const ours = "kubevirt-workers"
+		worker := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "nhc-worker", Labels: map[string]string{
+			"node-role.kubernetes.io/worker": "", "node-role.kubernetes.io/infra": ""}}}
+		Expect(k8s.Create(ctx, worker)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, worker))).To(Succeed()) })
+		Eventually(func() *unstructured.Unstructured { return get(nhcGVK, "", ours) }).ShouldNot(BeNil())
+		Eventually(outcomeOf("node-health-check")).Should(Equal(engine.Unchanged))
+		before := get(nhcGVK, "", ours).GetResourceVersion()
+
+		nhc := func(name, key string) *unstructured.Unstructured {
+			u := newObj(nhcGVK, "", name)
+			Expect(unstructured.SetNestedField(u.Object, map[string]any{"matchExpressions": []any{
+				map[string]any{"key": key, "operator": "Exists"}}}, "spec", "selector")).To(Succeed())
+			Expect(unstructured.SetNestedField(u.Object, map[string]any{"apiVersion": "self-node-remediation.medik8s.io/v1alpha1",
+				"kind": "SelfNodeRemediationTemplate", "namespace": "openshift-workload-availability", "name": "admin"}, "spec", "remediationTemplate")).To(Succeed())
+			return u
+		}
+		// On the masters only: no node in common, no clash.
+		masters := nhc("admin-masters", "node-role.kubernetes.io/master")
+		Expect(k8s.Create(ctx, masters)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, masters))).To(Succeed()) })
+		reconciledAt(poke())
+		Expect(status("node-health-check").Outcome).To(Equal(engine.Unchanged))
+
+		// On the infra role: the worker that is also infra is in both.
+		infra := nhc("admin-infra", "node-role.kubernetes.io/infra")
+		Expect(k8s.Create(ctx, infra)).To(Succeed())
+		Eventually(outcomeOf("node-health-check")).Should(Equal(engine.Conflict))
+		Expect(status("node-health-check").Reason).To(And(ContainSubstring("admin-infra"), ContainSubstring("node nhc-worker"), Not(ContainSubstring("admin-masters"))))
+		Eventually(func() int { return len(events("Conflict", "admin-infra", annotations.DisabledResources)) }).Should(Equal(2))
+
+		// The admin's edit of ours is not reverted while the clash stands.
+		update(nhcGVK, "", ours, "admin", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedField(u.Object, "40%", "spec", "minHealthy")).To(Succeed())
+		})
+		reconciledAt(poke())
+		Expect(get(nhcGVK, "", ours).Object["spec"].(map[string]any)["minHealthy"]).To(Equal("40%"))
+		Expect(get(nhcGVK, "", ours).GetResourceVersion()).NotTo(Equal(before))
+
+		Expect(k8s.Delete(ctx, infra)).To(Succeed())
+		Eventually(func() any { return get(nhcGVK, "", ours).Object["spec"].(map[string]any)["minHealthy"] }).Should(Equal("51%"))
+		Eventually(outcomeOf("node-health-check")).Should(Equal(engine.Unchanged))
 	})
 }
 

@@ -1,0 +1,20 @@
+package controller
+
+import (
+	"testing"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+)
+
+// Every exclusive kind is read whole, whoever owns it (a foreign object is
+// the clash), watched (one appearing is a reason to reconcile) and warmed.
+func TestPeerKindsAreFacts(t *testing.T) {
+	for gvk, crd := range rendercontext.PeerKinds {
+		if !factKinds[gvk] {
+			t.Errorf("%s: not read unfiltered (factKinds)", gvk)
+		}
+		if factCRDs[gvk] != crd {
+			t.Errorf("%s: not watched and warmed by its CRD %s (factCRDs)", gvk, crd)
+		}
+	}
+}
