@@ -2,10 +2,14 @@ package integration
 
 import (
 	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
@@ -82,4 +86,75 @@ func deletionSpecs(ctx context.Context) {
 			Eventually(deschedulerPresent).Should(BeFalse(), "%s lifted: the same object, switched off, goes", p.name)
 		})
 	}
+
+	// once arms requests.before to run change the first time a request
+	// matches (method, path suffix), and reports whether it has run.
+	once := func(method, suffix string, change func()) func() bool {
+		var started, done atomic.Bool
+		f := func(req *http.Request) {
+			if req.Method == method && strings.HasSuffix(req.URL.Path, suffix) && started.CompareAndSwap(false, true) {
+				change()
+				done.Store(true)
+			}
+		}
+		requests.before.Store(&f)
+		DeferCleanup(func() { requests.before.Store(nil) })
+		return done.Load
+	}
+	switchedOn := func() types.UID {
+		Expect(deschedulerPresent()).To(BeFalse())
+		setHCO(func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "true") })
+		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Unchanged))
+		return get(kdGVK, deschedulerNamespace, "cluster").GetUID()
+	}
+
+	It("deletes with preconditions: a person's edit landing between the read and the DELETE survives, and is judged again", func() {
+		uid := switchedOn()
+		// Just before the DELETE reaches the API server, an admin takes
+		// the object over; the DELETE still names the version it judged.
+		ran := once(http.MethodDelete, "/kubedeschedulers/cluster", func() { onObject(annotations.Mode, "unmanaged") })
+		reconciledAt(setHCO(func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "false") }))
+		Eventually(ran).Should(BeTrue(), "the autopilot tried to delete the switched-off object")
+		for range 2 {
+			reconciledAt(poke())
+		}
+		kept := get(kdGVK, deschedulerNamespace, "cluster")
+		Expect(kept).NotTo(BeNil(), "the DELETE of an older version is refused by the API server")
+		Expect(kept.GetUID()).To(Equal(uid))
+		Expect(kept.GetAnnotations()).To(HaveKeyWithValue(annotations.Mode, "unmanaged"))
+
+		onObject(annotations.Mode, "")
+		poke()
+		Eventually(deschedulerPresent).Should(BeFalse(), "judged again without the opt-out, the object goes")
+	})
+
+	It("decides a deletion on the HCO as the API server has it, not on the reconcile's cached read", func() {
+		uid := switchedOn()
+		// The exclusion lands after the reconcile read the HCO from its
+		// cache and just before the read that precedes a deletion: the
+		// cached context says delete, the API server's says keep.
+		exclude := func() {
+			setHCO(func(u *unstructured.Unstructured) {
+				setAnnotation(u, annotations.DisabledResources, "KubeDescheduler/"+deschedulerNamespace+"/cluster")
+			})
+		}
+		ran := once(http.MethodGet, "/hyperconvergeds/"+hcoName, exclude)
+		mark := requests.mark()
+		// (The reconcile records the exclusion's version, not this one.)
+		setHCO(func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "false") })
+		Eventually(ran).Should(BeTrue(), "a deletion was about to be decided")
+		for range 2 {
+			reconciledAt(poke())
+		}
+		kept := get(kdGVK, deschedulerNamespace, "cluster")
+		Expect(kept).NotTo(BeNil(), "the fresh exclusion protects it")
+		Expect(kept.GetUID()).To(Equal(uid))
+		for _, r := range requests.since(mark) {
+			Expect(r).NotTo(HavePrefix("DELETE"), "no DELETE was sent")
+		}
+
+		setHCO(func(u *unstructured.Unstructured) { setAnnotation(u, annotations.DisabledResources, "") })
+		poke()
+		Eventually(deschedulerPresent).Should(BeFalse(), "without the exclusion, the same object goes")
+	})
 }

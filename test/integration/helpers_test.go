@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"time"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -95,6 +97,23 @@ func setAnnotation(u *unstructured.Unstructured, k, v string) {
 // resourceVersion rv has finished (every asset's status is then recorded).
 func reconciledAt(rv string) {
 	Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+}
+
+// settling names the assets waiting for a fact to settle.
+func settling() []string {
+	var out []string
+	for _, s := range rec.Statuses() {
+		if s.Outcome == engine.Settling {
+			out = append(out, s.Asset)
+		}
+	}
+	return out
+}
+
+// untilSettled waits until no asset waits for a fact: a spec that added or
+// removed nodes leaves the next one a cluster at rest.
+func untilSettled() {
+	Eventually(settling).WithTimeout(testSettle+30*time.Second).Should(BeEmpty(), "facts settle")
 }
 
 func status(asset string) controller.AssetStatus {

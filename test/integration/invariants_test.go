@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,9 +12,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
 
@@ -44,63 +50,211 @@ func oracleSwitch(v string, present bool) string {
 	return ""
 }
 
-// invariantSpecs: a seeded sequence of admin actions (switch values in
-// usual, odd and wrong spellings; root exclusions valid, misspelt and
-// malformed; plain reconciles), and after every step the invariants.
+// invariantSpecs: a seeded sequence of admin and cluster actions, and
+// after every step the invariants.
 func invariantSpecs(ctx context.Context) {
-	It("keeps its invariants over generated sequences of admin actions", func() {
+	It("keeps its invariants over generated sequences of admin and cluster actions", func() {
 		for _, seed := range invariantSeeds() {
 			By(fmt.Sprintf("seed %d (replay: INVARIANT_SEED=%d)", seed, seed))
-			runInvariantSequence(ctx, seed, 12)
+			runInvariantSequence(ctx, seed)
 		}
 	})
 }
 
-func runInvariantSequence(ctx context.Context, seed uint64, steps int) {
+// The actions, each a kind of thing a person or the cluster does.
+const (
+	actSwitch     = "switch"       // the opt-in switch, in usual, odd and wrong spellings
+	actExclusion  = "exclusion"    // disabled-resources: valid, lower-case, misspelt, malformed
+	actReconcile  = "reconcile"    // nothing changes
+	actFlicker    = "flicker"      // a node's CPU vendor changes and changes back, in one pool
+	actForeignKC  = "foreign-kc"   // an admin's KubeletConfig on the workers' pool appears or goes
+	actFight      = "fight"        // another field manager edits the opt-in object
+	actRestart    = "restart"      // the autopilot restarts
+	actCRD        = "crd"          // the opt-in object's CRD is removed and restored
+	actRecreateHC = "hco-recreate" // the HCO is deleted and created again from the same manifest
+)
+
+var invariantActions = []string{actSwitch, actExclusion, actReconcile, actFlicker, actForeignKC, actFight, actRestart, actCRD, actRecreateHC}
+
+// invariantWorld is what the oracle knows: the state the actions left,
+// tracked apart from the autopilot.
+type invariantWorld struct {
+	sw        string
+	swSet     bool
+	excl      string
+	kdExists  bool
+	foreignKC bool
+}
+
+func runInvariantSequence(ctx context.Context, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	switchValues := []string{"true", "TRUE", " yes", "On", "1", "false", "no", "OFF", "0", "ture", "enabled", "", "-", "true\n"}
 	exclusions := []string{"", "KubeDescheduler/openshift-kube-descheduler-operator/cluster", "kubedescheduler/*/cluster", "MachineConfgi/x", "broken"}
 	excludesKD := map[string]bool{exclusions[1]: true, exclusions[2]: true}
+	const ourKC, foreignKC = "kubevirt-kubelet-worker", "inv-admin-kubelet"
 
 	kdExists := func() bool { return get(kdGVK, deschedulerNamespace, "cluster") != nil }
 	rollouts := func() int { return len(events("PoolRollout")) }
+
+	// A worker with a GPU the PCI passthrough asset configures, and a
+	// master-only node: a fact of one pool must never decide the other.
+	worker := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "inv-worker", Labels: map[string]string{
+		"node-role.kubernetes.io/worker": "", pciLabel: "true", vendorLabel: "GenuineIntel"}}}
+	master := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "inv-master", Labels: map[string]string{
+		"node-role.kubernetes.io/master": "", "node-role.kubernetes.io/control-plane": "", vendorLabel: "GenuineIntel"}}}
+	for _, n := range []*corev1.Node{worker, master} {
+		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, n.DeepCopy()))).To(Succeed())
+	}
+	update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, pciSwitch, "true") })
+	DeferCleanup(func() {
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, pciSwitch, "") })
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", pciMC) }).Should(BeNil())
+		for _, n := range []*corev1.Node{worker, master} {
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, n.DeepCopy()))).To(Succeed())
+		}
+		reconciledAt(poke())
+		untilSettled()
+	})
+	// The new nodes' facts settle, then the sequence starts from rest.
+	Eventually(outcomeOf("pci-passthrough")).WithTimeout(testSettle + 30*time.Second).Should(Equal(engine.Unchanged))
+
 	psiUID := get(mcGVK, "", psiMC).GetUID()
 	start := hco().GetAnnotations()
-	sw, swSet := start[loadAware]
-	excl := start[annotations.DisabledResources]
-	had := kdExists()
+	w := invariantWorld{excl: start[annotations.DisabledResources], kdExists: kdExists()}
+	w.sw, w.swSet = start[loadAware]
 	rolloutsBefore := rollouts()
+	// A flicker that outlasted the settle period (a very slow machine) is
+	// a settled fact: its change and its change back may write, each
+	// after its own period. Only then.
+	var nodeWritesAllowedUntil time.Time
 
-	for step := range steps {
-		what := ""
-		mark := requests.mark()
-		var rv string
-		switch rng.IntN(3) {
-		case 0:
-			if rng.IntN(4) == 0 {
-				sw, swSet = "", false
-			} else {
-				sw, swSet = switchValues[rng.IntN(len(switchValues))], true
+	// What reaches nodes: the spec of every MachineConfig and KubeletConfig
+	// the autopilot manages, by name.
+	nodeSpecs := func() map[string]string {
+		out := map[string]string{}
+		for _, gvk := range []schema.GroupVersionKind{mcGVK, kcGVK} {
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+			Expect(k8s.List(ctx, list, client.MatchingLabels{annotations.ManagedByLabel: annotations.ManagedByValue})).To(Succeed())
+			for _, u := range list.Items {
+				raw, err := json.Marshal(u.Object["spec"])
+				Expect(err).NotTo(HaveOccurred())
+				out[gvk.Kind+"/"+u.GetName()] = string(raw)
 			}
-			what = fmt.Sprintf("switch %q (set=%v)", sw, swSet)
+		}
+		return out
+	}
+	setNodeVendor := func(name, vendor string) {
+		update(corev1.SchemeGroupVersion.WithKind("Node"), "", name, "kubelet", func(u *unstructured.Unstructured) {
+			l := u.GetLabels()
+			l[vendorLabel] = vendor
+			u.SetLabels(l)
+		})
+	}
+
+	// Every action appears once, in a seeded order, then random ones.
+	schedule := append([]string(nil), invariantActions...)
+	rng.Shuffle(len(schedule), func(i, j int) { schedule[i], schedule[j] = schedule[j], schedule[i] })
+	for range 6 {
+		schedule = append(schedule, invariantActions[rng.IntN(len(invariantActions))])
+	}
+
+	for step, act := range schedule {
+		what := act
+		mark := requests.mark()
+		specsBefore := nodeSpecs()
+		budget := 40
+		var rv string
+		switch act {
+		case actSwitch:
+			if rng.IntN(4) == 0 {
+				w.sw, w.swSet = "", false
+			} else {
+				w.sw, w.swSet = switchValues[rng.IntN(len(switchValues))], true
+			}
+			what = fmt.Sprintf("switch %q (set=%v)", w.sw, w.swSet)
 			rv = update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
 				a := u.GetAnnotations()
 				if a == nil {
 					a = map[string]string{}
 				}
-				if swSet {
-					a[loadAware] = sw
+				if w.swSet {
+					a[loadAware] = w.sw
 				} else {
 					delete(a, loadAware)
 				}
 				u.SetAnnotations(a)
 			})
-		case 1:
-			excl = exclusions[rng.IntN(len(exclusions))]
-			what = fmt.Sprintf("disabled-resources %q", excl)
-			rv = update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, annotations.DisabledResources, excl) })
+		case actExclusion:
+			w.excl = exclusions[rng.IntN(len(exclusions))]
+			what = fmt.Sprintf("disabled-resources %q", w.excl)
+			rv = update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, annotations.DisabledResources, w.excl) })
+		case actFlicker:
+			node := []*corev1.Node{worker, master}[rng.IntN(2)]
+			what = "flicker on " + node.Name
+			began := time.Now()
+			setNodeVendor(node.Name, "AuthenticAMD")
+			reconciledAt(poke())
+			if node == master {
+				// A master's fact never decides the workers' pool.
+				for _, a := range []string{"pci-passthrough", "psi-enable"} {
+					Expect(outcomeOf(a)()).NotTo(Equal(engine.Settling), "seed %d step %d: %s waits on a fact of another pool", seed, step, a)
+				}
+			}
+			setNodeVendor(node.Name, "GenuineIntel")
+			if time.Since(began) >= testSettle {
+				nodeWritesAllowedUntil = time.Now().Add(3 * testSettle)
+			}
+			rv = poke()
+		case actForeignKC:
+			w.foreignKC = !w.foreignKC
+			what = fmt.Sprintf("foreign KubeletConfig present=%v", w.foreignKC)
+			if w.foreignKC {
+				kc := newObj(kcGVK, "", foreignKC)
+				Expect(unstructured.SetNestedField(kc.Object, map[string]any{"matchLabels": map[string]any{
+					"pools.operator.machineconfiguration.openshift.io/worker": ""}}, "spec", "machineConfigPoolSelector")).To(Succeed())
+				Expect(unstructured.SetNestedField(kc.Object, map[string]any{"maxPods": int64(300)}, "spec", "kubeletConfig")).To(Succeed())
+				Expect(k8s.Create(ctx, kc)).To(Succeed())
+			} else {
+				Expect(k8s.Delete(ctx, get(kcGVK, "", foreignKC))).To(Succeed())
+			}
+			rv = poke()
+		case actFight:
+			if w.kdExists {
+				what = "another manager edits the KubeDescheduler"
+				update(kdGVK, deschedulerNamespace, "cluster", "other-operator", func(u *unstructured.Unstructured) {
+					Expect(unstructured.SetNestedField(u.Object, int64(7), "spec", "deschedulingIntervalSeconds")).To(Succeed())
+				})
+			}
+			rv = poke()
+		case actRestart:
+			stopManager()
+			startManager()
+			budget = 200 // the caches' initial lists
+			rv = poke()
+		case actCRD:
+			removeCRD(ctx, "kubedeschedulers.operator.openshift.io")
+			reconciledAt(poke())
+			Expect(get(mcGVK, "", psiMC).GetUID()).To(Equal(psiUID), "seed %d step %d: a removed kind stops nothing else", seed, step)
+			installCRD(ctx, deschedulerCRD("4-21"))
+			w.kdExists = false // the API server took the objects with the CRD
+			budget = 120
+			rv = poke()
+		case actRecreateHC:
+			// GitOps re-creates the same manifest.
+			old := hco()
+			Expect(k8s.Delete(ctx, old)).To(Succeed())
+			Eventually(func() *controller.IdleStatus { return rec.Health().Idle }).ShouldNot(BeNil())
+			Expect(kdExists()).To(Equal(w.kdExists), "seed %d step %d: nothing is deleted without an HCO", seed, step)
+			Expect(get(mcGVK, "", psiMC).GetUID()).To(Equal(psiUID))
+			again := newObj(hcoGVK, hcoNamespace, hcoName)
+			again.SetAnnotations(old.GetAnnotations())
+			again.SetLabels(old.GetLabels())
+			again.Object["spec"] = old.Object["spec"]
+			Expect(k8s.Create(ctx, again, client.FieldOwner("gitops"))).To(Succeed())
+			budget = 120
+			rv = poke()
 		default:
-			what = "a reconcile"
 			rv = poke()
 		}
 		ctxMsg := fmt.Sprintf("seed %d step %d (%s)", seed, step, what)
@@ -108,10 +262,10 @@ func runInvariantSequence(ctx context.Context, seed uint64, steps int) {
 		// One more pass: anything the step would do has been done.
 		reconciledAt(poke())
 
-		state := oracleSwitch(sw, swSet)
-		want := had
+		state := oracleSwitch(w.sw, w.swSet)
+		want := w.kdExists
 		switch {
-		case excludesKD[excl] || state == "":
+		case excludesKD[w.excl] || state == "":
 			// Excluded, or a switch not understood: left exactly as it was.
 		case state == "on":
 			want = true
@@ -119,13 +273,27 @@ func runInvariantSequence(ctx context.Context, seed uint64, steps int) {
 			want = false
 		}
 		Eventually(kdExists).Should(Equal(want), "%s: the KubeDescheduler exists=%v, want %v", ctxMsg, kdExists(), want)
-		had = want
+		w.kdExists = want
 
 		// Nothing deleted without intent: the always-on MachineConfig is
 		// the same object.
 		Expect(get(mcGVK, "", psiMC).GetUID()).To(Equal(psiUID), ctxMsg)
-		total := len(requests.since(mark))
-		Expect(total).To(BeNumerically("<=", 40), "%s: %d requests for one step (a hot loop?)", ctxMsg, total)
+		reqs := requests.since(mark)
+		Expect(len(reqs)).To(BeNumerically("<=", budget), "%s: %d requests for one step (a hot loop?)", ctxMsg, len(reqs))
+		// No reboot-causing write that no intent, version or settled fact
+		// asked for (a PoolRollout Event marks every write that reaches a
+		// node; a write of the facts print alone does not).
+		if time.Now().After(nodeWritesAllowedUntil) {
+			Expect(nodeSpecs()).To(Equal(specsBefore), "%s: node configuration changed that no action asked for: %v", ctxMsg, writes(reqs))
+			Expect(rollouts()).To(Equal(rolloutsBefore), "%s: a pool rolled that no action asked for: %v", ctxMsg, writes(reqs))
+		}
+		// An exclusive object is never applied over a foreign one.
+		if w.foreignKC {
+			Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Conflict), ctxMsg)
+		} else {
+			Eventually(outcomeOf("kubelet-worker")).ShouldNot(Equal(engine.Conflict), ctxMsg)
+		}
+		Expect(get(kcGVK, "", ourKC)).NotTo(BeNil(), ctxMsg)
 		// Every input not acted on is reported.
 		ds, rc, err := rec.Preview(ctx)
 		Expect(err).NotTo(HaveOccurred())
@@ -133,17 +301,17 @@ func runInvariantSequence(ctx context.Context, seed uint64, steps int) {
 		for _, n := range rec.Notices(rc, ds) {
 			reported[n.Annotation+" "+string(n.Reason)] = true
 		}
-		if swSet && state == "" {
+		if w.swSet && state == "" {
 			Expect(reported).To(HaveKey(loadAware+" malformed"), "%s: a switch not understood is reported", ctxMsg)
 		}
-		if excl == "broken" || excl == "MachineConfgi/x" {
+		if w.excl == "broken" || w.excl == "MachineConfgi/x" {
 			// An entry not understood may have meant a node object.
 			Expect(outcomeOf("psi-enable")()).To(Equal(engine.Invalid), "%s: a reboot-causing asset is held", ctxMsg)
 		}
-		if excl == "broken" {
+		if w.excl == "broken" {
 			Expect(reported).To(HaveKey(annotations.DisabledResources+" malformed"), ctxMsg)
 		}
-		if excl == "MachineConfgi/x" {
+		if w.excl == "MachineConfgi/x" {
 			Expect(reported).To(HaveKey(annotations.DisabledResources+" matches_nothing"), ctxMsg)
 		}
 		Consistently(mgrDone).WithTimeout(10*time.Millisecond).ShouldNot(BeClosed(), "%s: the process is alive", ctxMsg)
@@ -151,12 +319,18 @@ func runInvariantSequence(ctx context.Context, seed uint64, steps int) {
 
 	// None of these actions asks for a reboot: no pool rolled (a
 	// PoolRollout Event marks every write that reaches a node).
-	Consistently(rollouts).WithTimeout(2*time.Second).Should(Equal(rolloutsBefore), "seed %d: a pool rolled that no action asked for", seed)
+	if nodeWritesAllowedUntil.IsZero() {
+		Consistently(rollouts).WithTimeout(2*time.Second).Should(Equal(rolloutsBefore), "seed %d: a pool rolled that no action asked for", seed)
+	}
 
 	// Converged once the actions stop: back to the defaults.
+	if w.foreignKC {
+		Expect(k8s.Delete(ctx, get(kcGVK, "", foreignKC))).To(Succeed())
+	}
 	update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
 		setAnnotation(u, loadAware, "")
 		setAnnotation(u, annotations.DisabledResources, "")
 	})
 	Eventually(kdExists).Should(BeFalse(), "seed %d: converged after the actions", seed)
+	Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Unchanged), "seed %d: converged after the actions", seed)
 }

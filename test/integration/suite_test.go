@@ -190,6 +190,10 @@ type requestLog struct {
 	// leases is answered with, without reaching the API server: a proxy
 	// in front of an overloaded or failing control plane.
 	fault atomic.Int32
+	// before, when set, runs before each request but watches reaches the
+	// API server: another actor's change landing between the autopilot's
+	// read and its write.
+	before atomic.Pointer[func(*http.Request)]
 }
 
 func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
@@ -200,6 +204,9 @@ func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 			l.mu.Lock()
 			l.reqs = append(l.reqs, req.Method+" "+req.URL.Path)
 			l.mu.Unlock()
+		}
+		if f := l.before.Load(); f != nil && !watch {
+			(*f)(req)
 		}
 		if code := int(l.fault.Load()); code != 0 && !watch && !lease {
 			body := fmt.Sprintf(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"injected fault","code":%d}`, code)
