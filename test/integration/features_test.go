@@ -169,6 +169,25 @@ func featureSpecs(ctx context.Context) {
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "openshift-monitoring", Name: "cluster-monitoring-config"}, cm)).To(Succeed())
 		Expect(cm.Data["config.yaml"]).To(HavePrefix("# ours\n"), "byte for byte: comments kept")
 
+		// A switch that is an HCO field: the admin configures KSM in the
+		// HCO itself. The feature fills a gap, never overrides: its node
+		// configuration goes, and comes back when the field is cleared.
+		setKSM := func(v any) {
+			update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+				if v == nil {
+					unstructured.RemoveNestedField(u.Object, "spec", "virtualization", "ksmConfiguration")
+					return
+				}
+				Expect(unstructured.SetNestedField(u.Object, v, "spec", "virtualization", "ksmConfiguration")).To(Succeed())
+			})
+		}
+		setKSM(map[string]any{"nodeLabelSelector": map[string]any{}})
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", "90-worker-kubevirt-ksm") }).Should(BeNil())
+		Eventually(outcomeOf("ksm-zero-only-worker")).Should(Equal(engine.Inactive))
+		Expect(status("ksm-zero-only-worker").Reason).To(ContainSubstring("ksmConfiguration"))
+		setKSM(nil)
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", "90-worker-kubevirt-ksm") }).ShouldNot(BeNil())
+
 		// Off: the MachineConfigs go, the shared config stays as it is.
 		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) { setAnnotation(u, ksm, "") })
 		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", "90-worker-kubevirt-ksm") }).Should(BeNil())

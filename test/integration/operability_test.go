@@ -302,6 +302,50 @@ func operabilitySpecs(ctx context.Context) {
 		Eventually(func() any { return get(nhcGVK, "", ours).Object["spec"].(map[string]any)["minHealthy"] }).Should(Equal("51%"))
 		Eventually(outcomeOf("node-health-check")).Should(Equal(engine.Unchanged))
 	})
+
+	It("masks one element of a keyed list by its key (ignore-fields), keeps the rest managed, and hands it back when unmasked", func() {
+		requireVendorCRDs()
+		nhcGVK := rendercontext.NodeHealthCheckGVK
+		const ours = "kubevirt-workers"
+		Eventually(outcomeOf("node-health-check")).Should(Equal(engine.Unchanged))
+		durations := func() map[string]any {
+			out := map[string]any{}
+			list, _, _ := unstructured.NestedSlice(get(nhcGVK, "", ours).Object, "spec", "unhealthyConditions")
+			for _, c := range list {
+				m := c.(map[string]any)
+				out[m["type"].(string)+"="+m["status"].(string)] = m["duration"]
+			}
+			return out
+		}
+		setDurations := func(manager string, to map[string]string) string {
+			return update(nhcGVK, "", ours, manager, func(u *unstructured.Unstructured) {
+				list, _, _ := unstructured.NestedSlice(u.Object, "spec", "unhealthyConditions")
+				for _, c := range list {
+					m := c.(map[string]any)
+					if d, ok := to[m["type"].(string)+"="+m["status"].(string)]; ok {
+						m["duration"] = d
+					}
+				}
+				Expect(unstructured.SetNestedSlice(u.Object, list, "spec", "unhealthyConditions")).To(Succeed())
+			})
+		}
+		// The element is named by its keys, wherever it sits in the list.
+		update(nhcGVK, "", ours, "admin", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.IgnoreFields, "/spec/unhealthyConditions/type=Ready&status=Unknown/duration")
+		})
+		reconciledAt(poke())
+		rv := setDurations("admin", map[string]string{"Ready=Unknown": "900s", "Ready=False": "900s"})
+		Expect(outcomeAt("node-health-check", rv).Outcome).NotTo(Equal(engine.Failed))
+		Eventually(durations).Should(Equal(map[string]any{"Ready=Unknown": "900s", "Ready=False": "300s"}),
+			"the masked element keeps the admin's value; its sibling is corrected")
+		for range 2 {
+			reconciledAt(poke())
+		}
+		Expect(durations()).To(HaveKeyWithValue("Ready=Unknown", "900s"), "across reconciles")
+
+		update(nhcGVK, "", ours, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, annotations.IgnoreFields, "") })
+		Eventually(durations).Should(Equal(map[string]any{"Ready=Unknown": "300s", "Ready=False": "300s"}), "unmasked: managed again")
+	})
 }
 
 // lateHCOSpecs run last: they remove the HCO.
