@@ -4,6 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -22,21 +25,74 @@ func Settles(a *catalog.Asset, kind string) bool {
 }
 
 // FactPrint is a short hash of the derived facts an asset renders from:
-// the hardware of the nodes of its pools and the topology. Person's intent
-// (the HCO) and the autopilot's version are not in it: a change of those
-// is never held.
+// the hardware of the nodes of its pools, the topology, and the objects it
+// declares under reads (another operator's object and status: a fence
+// template whose BMC check flips). Person's intent (the HCO) and the
+// autopilot's version are not in it: a change of those is never held.
 func FactPrint(a *catalog.Asset, rc *rendercontext.RenderContext) (string, error) {
 	hw, err := rc.HardwareFor(a.Params)
 	if err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(struct {
-		Hardware rendercontext.Hardware `json:"hardware"`
-		Topology rendercontext.Topology `json:"topology"`
-	}{hw, rc.Topology})
+	facts := map[string]any{"hardware": hw, "topology": rc.Topology}
+	if len(a.Reads) > 0 {
+		reads := map[string]any{}
+		for _, r := range a.Reads {
+			k := rendercontext.KeyOf(r)
+			if err := rc.ObjectErrs[k]; err != nil {
+				return "", fmt.Errorf("read %s: %w", k, err)
+			}
+			reads[k.String()] = stableContent(rc.Objects[k])
+		}
+		facts["reads"] = reads
+	}
+	b, err := json.Marshal(facts)
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8]), nil
+}
+
+// volatile are the fields that change without the object's meaning
+// changing: a status heartbeat must not restart a settle period, or a
+// write would wait for ever.
+var volatile = map[string]bool{
+	"lastTransitionTime": true, "lastHeartbeatTime": true, "lastUpdateTime": true,
+	"lastProbeTime": true, "observedGeneration": true,
+}
+
+// stableContent is u's spec and status (and any other top-level content)
+// without metadata or volatile fields; nil for an absent object.
+func stableContent(u *unstructured.Unstructured) any {
+	if u == nil {
+		return nil
+	}
+	out := map[string]any{}
+	for k, v := range u.Object {
+		if k != "metadata" {
+			out[k] = withoutVolatile(v)
+		}
+	}
+	return out
+}
+
+func withoutVolatile(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			if !volatile[k] {
+				out[k] = withoutVolatile(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = withoutVolatile(e)
+		}
+		return out
+	}
+	return v
 }
