@@ -90,14 +90,32 @@ func walk(doc any, p Pointer) (Pointer, any, bool) {
 
 // KeySelector reports whether tok selects a list element by key.
 func KeySelector(tok string) bool {
-	_, err := strconv.Atoi(tok)
-	return err != nil && strings.Contains(tok, "=")
+	_, isIndex := arrayIndex(tok)
+	return !isIndex && strings.Contains(tok, "=")
 }
 
+// arrayIndex reads tok as RFC 6901 writes an array index: "0", or digits
+// without a leading zero; no sign, no blanks (strconv.Atoi would take
+// "+1", "-0" and "01").
+func arrayIndex(tok string) (int, bool) {
+	if tok == "" || len(tok) > 9 || (tok[0] == '0' && len(tok) > 1) {
+		return 0, false
+	}
+	for i := 0; i < len(tok); i++ {
+		if tok[i] < '0' || tok[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(tok)
+	return n, err == nil
+}
+
+// index is the element of list tok names (by index or key selector), or
+// -1.
 func index(list []any, tok string) int {
 	if !KeySelector(tok) {
-		i, err := strconv.Atoi(tok)
-		if err != nil || i < 0 || i >= len(list) {
+		i, ok := arrayIndex(tok)
+		if !ok || i >= len(list) {
 			return -1
 		}
 		return i
@@ -122,8 +140,8 @@ func index(list []any, tok string) int {
 	return -1
 }
 
-// Set stores v at p, creating missing maps on the way. List elements must
-// exist: Set never appends one.
+// Set stores v at p, creating missing maps on the way. List elements
+// (by index or key selector) must exist: Set never appends one.
 func Set(doc map[string]any, p Pointer, v any) error {
 	if len(p) == 0 {
 		return fmt.Errorf("cannot replace the whole object")
@@ -139,7 +157,7 @@ func set(node any, p Pointer, v any) (any, error) {
 	tok := p[0]
 	switch c := node.(type) {
 	case nil:
-		if _, err := strconv.Atoi(tok); err == nil {
+		if _, isIndex := arrayIndex(tok); isIndex || KeySelector(tok) {
 			return nil, fmt.Errorf("cannot create list element %q of a missing list", tok)
 		}
 		child, err := set(nil, p[1:], v)
@@ -155,9 +173,9 @@ func set(node any, p Pointer, v any) (any, error) {
 		c[tok] = child
 		return c, nil
 	case []any:
-		i, err := strconv.Atoi(tok)
-		if err != nil || i < 0 || i >= len(c) {
-			return nil, fmt.Errorf("list index %q out of range (length %d)", tok, len(c))
+		i := index(c, tok)
+		if i < 0 {
+			return nil, fmt.Errorf("list element %q not found (length %d)", tok, len(c))
 		}
 		child, err := set(c[i], p[1:], v)
 		if err != nil {
@@ -170,24 +188,23 @@ func set(node any, p Pointer, v any) (any, error) {
 	}
 }
 
-// Delete removes the value at p; a missing value is not an error.
+// Delete removes the value at p (list elements by index or key selector,
+// as in Resolve); a missing value is not an error.
 func Delete(doc map[string]any, p Pointer) {
 	if len(p) == 0 {
 		return
 	}
-	parent, ok := Get(doc, p[:len(p)-1])
+	p, ok := Resolve(doc, p)
 	if !ok {
 		return
 	}
+	parent, _ := Get(doc, p[:len(p)-1])
 	last := p[len(p)-1]
 	switch c := parent.(type) {
 	case map[string]any:
 		delete(c, last)
 	case []any:
-		i, err := strconv.Atoi(last)
-		if err != nil || i < 0 || i >= len(c) {
-			return
-		}
+		i, _ := arrayIndex(last) // Resolve wrote it
 		// Lists are values: rebuild and store the shorter list in its parent.
 		shorter := append(append([]any{}, c[:i]...), c[i+1:]...)
 		_ = Set(doc, p[:len(p)-1], shorter)

@@ -75,3 +75,43 @@ func TestResolveByKey(t *testing.T) {
 		}
 	}
 }
+
+// An array index is written as RFC 6901 writes it: "0" or digits without
+// a leading zero; "+1", "-0", "01" and " 1" name nothing.
+func TestArrayIndexIsStrict(t *testing.T) {
+	doc := map[string]any{"l": []any{"a", "b"}}
+	for tok, want := range map[string]bool{"0": true, "1": true, "01": false, "+1": false, "-0": false, " 1": false, "1 ": false, "": false, "00": false} {
+		if _, ok := Get(doc, Pointer{"l", tok}); ok != want {
+			t.Errorf("index %q: resolves=%v, want %v", tok, ok, want)
+		}
+	}
+	if err := Set(doc, Pointer{"l", "01"}, "x"); err == nil {
+		t.Error("Set at index 01 must fail")
+	}
+}
+
+// Set and Delete address list elements by key as Get does.
+func TestSetDeleteByKey(t *testing.T) {
+	doc := map[string]any{"spec": map[string]any{"gates": []any{
+		map[string]any{"name": "a", "state": "on"},
+		map[string]any{"name": "b", "state": "off"},
+	}}}
+	if err := Set(doc, Pointer{"spec", "gates", "name=b", "state"}, "on"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := Get(doc, Pointer{"spec", "gates", "1", "state"}); v != "on" {
+		t.Fatalf("Set by key: %v", v)
+	}
+	if err := Set(doc, Pointer{"spec", "gates", "name=z", "state"}, "on"); err == nil {
+		t.Error("Set never creates an element a key names")
+	}
+	Delete(doc, Pointer{"spec", "gates", "name=a"})
+	if v, _ := Get(doc, Pointer{"spec", "gates"}); !reflect.DeepEqual(v, []any{map[string]any{"name": "b", "state": "on"}}) {
+		t.Fatalf("Delete by key: %v", v)
+	}
+	Delete(doc, Pointer{"spec", "gates", "name=b", "state"})
+	if _, ok := Get(doc, Pointer{"spec", "gates", "name=b", "state"}); ok {
+		t.Fatal("Delete below a key selector")
+	}
+	Delete(doc, Pointer{"spec", "gates", "name=q"}) // names nothing: no change, no panic
+}
