@@ -8,10 +8,13 @@
 package render
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"regexp"
 	"strings"
@@ -20,6 +23,7 @@ import (
 
 	"github.com/Masterminds/sprig/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
@@ -462,7 +466,18 @@ func checkedAll(s *set, vs []string, check func(string) (string, error)) ([]stri
 func decodeOne(path string, out []byte) (*unstructured.Unstructured, error) {
 	docs := 0
 	u := &unstructured.Unstructured{}
-	for _, doc := range strings.Split(string(out), "\n---") {
+	// Split as kubectl does: at a line that is "---" (and at most a
+	// comment), never inside a value such as "----".
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
+	for {
+		raw, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("render %s: %w", path, err)
+		}
+		doc := string(raw)
 		if strings.TrimSpace(stripComments(doc)) == "" {
 			continue
 		}

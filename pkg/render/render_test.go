@@ -101,6 +101,30 @@ func TestRenderRules(t *testing.T) {
 	}
 }
 
+// Documents split where kubectl splits them: at a line that is "---",
+// with at most a comment after it; a value that starts with "---" (a
+// script's "----" rule, a "--- " in a block scalar) is content.
+func TestDocumentsSplitOnlyAtSeparatorLines(t *testing.T) {
+	fsys := fstest.MapFS{
+		"rule.tpl": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {x: \"one\n----\ntwo\"}\n")},
+		"two.tpl":  {Data: []byte("apiVersion: v1\nkind: A\nmetadata: {name: a}\n--- # next\napiVersion: v1\nkind: B\nmetadata: {name: b}\n")},
+		"lead.tpl": {Data: []byte("# head\n---\napiVersion: v1\nkind: A\nmetadata: {name: a}\n---\n")},
+	}
+	r := render.New(fsys)
+	rc := &rendercontext.RenderContext{}
+	// "----" at column 0 is not a separator: one document, which YAML
+	// then refuses as it stands (never read as two objects).
+	if _, err := r.Render("rule.tpl", rc, nil, nil); err == nil || strings.Contains(err.Error(), "exactly one object") {
+		t.Errorf("rule.tpl: %v", err)
+	}
+	if _, err := r.Render("two.tpl", rc, nil, nil); err == nil || !strings.Contains(err.Error(), "exactly one object") {
+		t.Errorf("a separator with a comment separates: %v", err)
+	}
+	if u, err := r.Render("lead.tpl", rc, nil, nil); err != nil || u.GetName() != "a" {
+		t.Errorf("a leading comment document and a trailing separator are nothing: %v", err)
+	}
+}
+
 func TestEveryAssetRendersOfflineAndStably(t *testing.T) {
 	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
 	if err != nil {
