@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
@@ -57,30 +58,17 @@ invalid decisions are named on stderr).`,
   ` + Name + ` render --kubeconfig ~/.kube/config --output diff`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f := cmd.Flags()
-			if o.hcoFile != "" {
-				for _, live := range []string{"kubeconfig", "namespace"} {
-					if f.Changed(live) {
-						return &exitError{ExitError, fmt.Errorf("--%s reads a cluster and --hco-file renders offline: give one of them", live)}
-					}
-				}
-			} else {
-				for _, offline := range []string{"nodes-file", "crds", "objects-file"} {
-					if f.Changed(offline) {
-						return &exitError{ExitError, fmt.Errorf("--%s is an offline fact: use it with --hco-file (a cluster supplies its own)", offline)}
-					}
-				}
+			// As kubectl: complete and validate every flag before a client
+			// is built or the cluster binary takes over.
+			if err := o.complete(cmd.Flags()); err != nil {
+				return err
 			}
-			if f.Changed("activation") {
-				v, _ := f.GetString("activation")
-				o.activation = &v
+			if err := o.validate(cmd.Flags()); err != nil {
+				return err
 			}
 			var src Source
 			switch {
 			case o.hcoFile != "":
-				if o.output == "diff" {
-					return &exitError{ExitError, fmt.Errorf("--output diff compares with a live cluster: use --kubeconfig instead of --hco-file")}
-				}
 				src = files(o)
 			case cl.Source == nil:
 				return delegate(cl, args)
@@ -121,21 +109,57 @@ func completeAssets(*cobra.Command, []string, string) ([]cobra.Completion, cobra
 	return names, cobra.ShellCompDirectiveNoFileComp
 }
 
-func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
+// complete fills options that are not plain flag values.
+func (o *renderOptions) complete(f *pflag.FlagSet) error {
+	if f.Changed("activation") {
+		v, _ := f.GetString("activation")
+		o.activation = &v
+	}
+	return nil
+}
+
+// validate refuses flags that do not go together or name nothing.
+func (o *renderOptions) validate(f *pflag.FlagSet) error {
 	switch o.output {
 	case "yaml", "json", "status", "diff", "features":
 	default:
 		return &exitError{ExitError, fmt.Errorf("--output %q: want yaml, json, status, diff or features", o.output)}
 	}
+	if o.hcoFile != "" {
+		for _, live := range []string{"kubeconfig", "namespace"} {
+			if f.Changed(live) {
+				return &exitError{ExitError, fmt.Errorf("--%s reads a cluster and --hco-file renders offline: give one of them", live)}
+			}
+		}
+		if o.output == "diff" {
+			return &exitError{ExitError, fmt.Errorf("--output diff compares with a live cluster: use --kubeconfig instead of --hco-file")}
+		}
+	} else {
+		for _, offline := range []string{"nodes-file", "crds", "objects-file"} {
+			if f.Changed(offline) {
+				return &exitError{ExitError, fmt.Errorf("--%s is an offline fact: use it with --hco-file (a cluster supplies its own)", offline)}
+			}
+		}
+	}
+	if len(o.assets) > 0 {
+		cat, err := catalog.Load(assets.FS, assets.CatalogPath)
+		if err != nil {
+			return &exitError{ExitError, err}
+		}
+		for _, name := range o.assets {
+			if _, ok := cat.Get(name); !ok {
+				return &exitError{ExitError, fmt.Errorf("--asset %q: no such asset", name)}
+			}
+		}
+	}
+	return nil
+}
+
+func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 	ctx := context.Background()
 	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
 	if err != nil {
 		return &exitError{ExitError, err}
-	}
-	for _, name := range o.assets {
-		if _, ok := cat.Get(name); !ok {
-			return &exitError{ExitError, fmt.Errorf("--asset %q: no such asset", name)}
-		}
 	}
 	in, err := src.Read(ctx, cat)
 	if err != nil {

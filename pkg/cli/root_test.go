@@ -107,3 +107,29 @@ func TestExecClusterNeedsItsBinaryBeside(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Flags are validated before a client is built or the cluster binary takes
+// over: a wrong output or asset fails here, at once, with exit 2.
+func TestRenderValidatesBeforeReachingACluster(t *testing.T) {
+	for _, args := range [][]string{
+		{"render", "-o", "yml"},
+		{"render", "--kubeconfig", "kc", "-o", "tabel"},
+		{"render", "--asset", "no-such-asset"},
+		{"render", "--crds", "x"},
+	} {
+		var out, errOut bytes.Buffer
+		reached := false
+		cl := Cluster{
+			Delegate: func([]string) error { reached = true; return nil },
+			Source:   func(string, string) (Source, error) { reached = true; return nil, nil },
+		}
+		if code := Execute(args, &out, &errOut, cl); code != ExitError || reached {
+			t.Errorf("%v: exit %d, reached the cluster %v, stderr %q; want exit 2 before any cluster", args, code, reached, errOut.String())
+		}
+		cl.Source = nil // the offline binary hands over instead
+		reached = false
+		if code := Execute(args, &out, &errOut, cl); code != ExitError || reached {
+			t.Errorf("%v (offline binary): exit %d, handed %v; want exit 2 before handing over", args, code, reached)
+		}
+	}
+}
