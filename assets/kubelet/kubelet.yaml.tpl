@@ -55,8 +55,15 @@ spec:
       memory: {{ $r.kubeReserved }}
     systemReserved:
       memory: {{ $r.systemReserved }}
+    # A set evictionHard replaces the kubelet's default thresholds whole
+    # (it fills in defaults only when the map is absent, and MCO's
+    # kubelet.conf has none to merge onto), so every default signal is
+    # named, at its default: a signal left out is never evicted on.
     evictionHard:
       memory.available: {{ $r.evictionHard }}
+{{- range $signal, $threshold := $r.evictionDefaults }}
+      {{ $signal }}: {{ $threshold | quote }}
+{{- end }}
     reservedMemory:
       - numaNode: 0
         limits:

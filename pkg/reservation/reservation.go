@@ -14,6 +14,8 @@ package reservation
 import (
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -50,14 +52,23 @@ func (m Memory) Total() resource.Quantity {
 
 // TemplateValues are Default's values for a template (function
 // memoryReservation): kubeReserved, systemReserved, evictionHard and
-// numaNode0, the whole reservation placed on NUMA node 0, which every node has.
-func TemplateValues() map[string]string {
+// numaNode0 (strings), the whole reservation placed on NUMA node 0, which
+// every node has; evictionDefaults, the other default eviction signals
+// (DefaultEvictionSignals but memory.available), by signal.
+func TemplateValues() map[string]any {
 	total := Default.Total()
-	return map[string]string{
-		"kubeReserved":   Default.KubeReserved.String(),
-		"systemReserved": Default.SystemReserved.String(),
-		"evictionHard":   Default.EvictionHard.String(),
-		"numaNode0":      total.String(),
+	disk := map[string]string{}
+	for k, v := range DefaultEvictionSignals {
+		if k != "memory.available" {
+			disk[k] = v
+		}
+	}
+	return map[string]any{
+		"kubeReserved":     Default.KubeReserved.String(),
+		"systemReserved":   Default.SystemReserved.String(),
+		"evictionHard":     Default.EvictionHard.String(),
+		"numaNode0":        total.String(),
+		"evictionDefaults": disk,
 	}
 }
 
@@ -65,16 +76,46 @@ func TemplateValues() map[string]string {
 // (pkg/kubelet/eviction/defaults_linux.go), used when evictionHard is unset.
 var kubeletDefaultEvictionHard = resource.MustParse("100Mi")
 
+// DefaultEvictionSignals are the hard-eviction thresholds the kubelet
+// applies when evictionHard is unset (pkg/kubelet/eviction/defaults_linux.go,
+// DefaultEvictionHard). An evictionHard map replaces them whole: the
+// kubelet fills in defaults only for a nil map (cmd/kubelet/app/server.go,
+// loadConfigFile; mergeDefaultEvictionSettings is off by default and
+// unknown before OCP 4.20), MCO's kubelet.conf template has no
+// evictionHard to merge onto, and a signal left out has no threshold at
+// all (eviction.ParseThresholdConfig). So a rendered map names them all.
+var DefaultEvictionSignals = map[string]string{
+	"memory.available":   "100Mi",
+	"nodefs.available":   "10%",
+	"nodefs.inodesFree":  "5%",
+	"imagefs.available":  "15%",
+	"imagefs.inodesFree": "5%",
+}
+
 // Check verifies a KubeletConfig's spec (as rendered: spec.autoSizingReserved
 // and spec.kubeletConfig) against the rules a node enforces:
 //   - MCO rejects autoSizingReserved together with systemReserved
 //     (pkg/controller/kubelet-config/helpers.go, validateUserKubeletConfig);
+//   - an evictionHard map names every default signal
+//     (DefaultEvictionSignals): one left out is never evicted on;
 //   - with memoryManagerPolicy Static, the reservedMemory sum equals
 //     kubeReserved + systemReserved + evictionHard memory.available, and
 //     systemReserved is not auto-sized (the sum could not be known).
 func Check(spec map[string]any) error {
 	autoSizing, _ := spec["autoSizingReserved"].(bool)
 	kc, _ := spec["kubeletConfig"].(map[string]any)
+	if m, ok := kc["evictionHard"].(map[string]any); ok {
+		var missing []string
+		for signal := range DefaultEvictionSignals {
+			if _, ok := m[signal]; !ok {
+				missing = append(missing, signal)
+			}
+		}
+		if len(missing) > 0 {
+			sort.Strings(missing)
+			return fmt.Errorf("evictionHard replaces the kubelet's default thresholds whole and leaves out %s: the kubelet would never evict on them (disk pressure unprotected); name every default signal", strings.Join(missing, ", "))
+		}
+	}
 	systemReserved := quantityAt(kc, "systemReserved", "memory")
 	if autoSizing && kc["systemReserved"] != nil {
 		return errors.New("autoSizingReserved and kubeletConfig.systemReserved together: MCO rejects the KubeletConfig")
@@ -89,6 +130,7 @@ func Check(spec map[string]any) error {
 	want.Add(systemReserved)
 	eviction := kubeletDefaultEvictionHard
 	if m, ok := kc["evictionHard"].(map[string]any); ok {
+		eviction = resource.Quantity{} // a map without it: no threshold, 0
 		if v, ok := m["memory.available"].(string); ok {
 			q, err := resource.ParseQuantity(v)
 			if err != nil {

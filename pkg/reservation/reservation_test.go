@@ -19,7 +19,12 @@ func static(kube, system, eviction, numa0 string) map[string]any {
 		kc["systemReserved"] = map[string]any{"memory": system}
 	}
 	if eviction != "" {
-		kc["evictionHard"] = map[string]any{"memory.available": eviction}
+		m := map[string]any{}
+		for k, v := range DefaultEvictionSignals {
+			m[k] = v
+		}
+		m["memory.available"] = eviction
+		kc["evictionHard"] = m
 	}
 	return kc
 }
@@ -30,7 +35,7 @@ func TestCheck(t *testing.T) {
 		spec map[string]any
 		want string // substring of the error; "" = accepted
 	}{
-		"default values":                  {spec(false, static(v["kubeReserved"], v["systemReserved"], v["evictionHard"], v["numaNode0"])), ""},
+		"default values":                  {spec(false, static(v["kubeReserved"].(string), v["systemReserved"].(string), v["evictionHard"].(string), v["numaNode0"].(string))), ""},
 		"the old template (1124Mi, auto)": {spec(true, static("1Gi", "", "", "1124Mi")), "autoSizingReserved"},
 		"sum without system reserved":     {spec(false, static("1Gi", "1Gi", "100Mi", "1124Mi")), "sums to 1124Mi"},
 		"kubelet default eviction":        {spec(false, static("1Gi", "1Gi", "", "2148Mi")), ""},
@@ -42,6 +47,12 @@ func TestCheck(t *testing.T) {
 			}}), ""},
 		"auto-sizing with system reserved": {spec(true, map[string]any{"systemReserved": map[string]any{"memory": "1Gi"}}), "MCO rejects"},
 		"no memory manager, auto-sizing":   {spec(true, map[string]any{"maxPods": int64(500)}), ""},
+		// A map replaces the kubelet's defaults whole: a signal left out
+		// has no threshold (with or without the memory manager).
+		"evictionHard with memory only": {spec(true, map[string]any{"evictionHard": map[string]any{"memory.available": "100Mi"}}),
+			"leaves out imagefs.available, imagefs.inodesFree, nodefs.available, nodefs.inodesFree"},
+		"evictionHard without memory": {spec(false, map[string]any{"evictionHard": map[string]any{"nodefs.available": "10%", "nodefs.inodesFree": "5%",
+			"imagefs.available": "15%", "imagefs.inodesFree": "5%"}}), "leaves out memory.available"},
 	} {
 		err := Check(c.spec)
 		switch {
