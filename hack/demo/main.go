@@ -145,6 +145,16 @@ func serveForeground(dir, autopilot string) error {
 func serveDetached(dir, autopilot string) error {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// Held until this process exits (the kernel releases it then, whatever
+	// the OS): stop tells a live demo from a dead one by it, without /proc.
+	lock, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("another demo serves %s: %w", dir, err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return err
 	}
@@ -167,11 +177,12 @@ func serveDetached(dir, autopilot string) error {
 
 const (
 	pidFile   = "demo.pid"
+	lockFile  = "demo.lock"
 	readyFile = "ready.txt"
 )
 
-// stopAll stops every detached demo under stateDir and waits until each has
-// removed its folder.
+// stopAll stops every detached demo under stateDir and says so only once
+// each has exited: a demo is alive while it holds its lock file.
 func stopAll(stateDir string) error {
 	entries, err := os.ReadDir(stateDir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -181,69 +192,53 @@ func stopAll(stateDir string) error {
 	if err != nil {
 		return err
 	}
-	stopped := 0
+	var errs []error
+	seen := 0
 	for _, e := range entries {
 		dir := filepath.Join(stateDir, e.Name())
-		raw, err := os.ReadFile(filepath.Join(dir, pidFile))
+		lock, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR, 0)
 		if err != nil {
 			continue // a foreground demo: Ctrl-C stops it
 		}
-		pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
-		if !servesDir(pid, dir) {
-			pid = 0 // the demo died and its pid may belong to another process now
+		seen++
+		if err := stopOne(dir, lock); err != nil {
+			errs = append(errs, err)
 		}
-		if p, err := os.FindProcess(pid); err == nil && pid > 0 && p.Signal(syscall.SIGTERM) == nil {
-			waitGone(dir, 60*time.Second)
-			waitExited(pid, 10*time.Second)
-		}
-		_ = os.RemoveAll(dir) // a demo that died leaves its folder behind
-		stopped++
-		fmt.Println("stopped demo", dir)
+		_ = lock.Close()
 	}
-	if stopped == 0 {
+	if seen == 0 {
 		fmt.Println("no detached demo is running")
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// servesDir reports whether pid is the demo serving dir (its command line
-// names the folder).
-func servesDir(pid int, dir string) bool {
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return false
+// stopOne stops the demo serving dir, whose lock file is open as lock.
+func stopOne(dir string, lock *os.File) error {
+	fd := int(lock.Fd())
+	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		// Nobody holds it: the demo died; its pid may be another's now.
+		_ = os.RemoveAll(dir)
+		fmt.Println("removed the files of demo", dir, "(it had already stopped)")
+		return nil
 	}
-	abs, _ := filepath.Abs(dir)
-	return strings.Contains(string(cmdline), "serve") && strings.Contains(string(cmdline), abs)
-}
-
-// running reports whether pid is a live process (a zombie is not).
-func running(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
+	raw, err := os.ReadFile(filepath.Join(dir, pidFile))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil || pid <= 0 {
+		return fmt.Errorf("demo %s is running but names no process: stop it by hand", dir)
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true // no procfs: trust the signal
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("stop demo %s (pid %d): %w", dir, pid, err)
 	}
-	// pid (comm) STATE ...: comm may hold spaces, so read after the last ')'.
-	rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
-	return !strings.HasPrefix(strings.TrimSpace(rest), "Z")
-}
-
-func waitExited(pid int, timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) && running(pid) {
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func waitGone(dir string, timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-			return
+	// The lock is released when the process has exited (its children
+	// stopped first): only then is it stopped.
+	deadline := time.Now().Add(90 * time.Second)
+	for syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("demo %s (pid %d) has not exited 90s after SIGTERM: it may still be running", dir, pid)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	_ = os.RemoveAll(dir)
+	fmt.Println("stopped demo", dir)
+	return nil
 }
