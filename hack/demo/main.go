@@ -151,7 +151,7 @@ func serveDetached(dir, autopilot string) error {
 	if err != nil {
 		return err
 	}
-	defer lock.Close()
+	defer func() { _ = lock.Close() }()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return fmt.Errorf("another demo serves %s: %w", dir, err)
 	}
