@@ -84,7 +84,7 @@ func (l *lookups) watch(ctx context.Context, c controller.Controller, h handler.
 			// Templates read looked-up objects' status too (a fence
 			// template's validation): every change counts.
 			if err := c.Watch(source.Kind[client.Object](lk.cache, unstructuredOf(k.GVK), h, predicate.ResourceVersionChangedPredicate{})); err != nil {
-				log.FromContext(ctx).Error(err, "cannot watch "+k.String(), "action", "retry")
+				log.FromContext(ctx).Error(err, "cannot watch a declared object; retrying", "action", "retry", "kind", k.GVK.Kind, "namespace", k.Namespace, "name", k.Name)
 			} else {
 				lk.watched = true
 			}

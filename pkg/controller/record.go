@@ -108,7 +108,7 @@ func (r *Reconciler) record(ctx context.Context, hco *unstructured.Unstructured,
 
 	r.metricsFor(d, res, target)
 	changed := !had || prev.Outcome != st.Outcome || prev.Reason != st.Reason
-	r.logAction(ctx, d, res, objKey, changed)
+	r.logAction(ctx, d, res, target, changed)
 	if had && prev.Outcome == engine.MissingDependency && res.Outcome != engine.MissingDependency {
 		log.FromContext(ctx).Info("dependency installed: the asset is evaluated again", "asset", name, "object", objKey, "action", "dependency-back", "outcome", string(res.Outcome))
 	}
@@ -232,50 +232,61 @@ func (r *Reconciler) metricsFor(d *engine.Decision, res engine.Result, target *u
 	r.status.mu.Unlock()
 }
 
-// logAction writes one structured line per action (create, correct,
-// delete, throttle, invalid, retain, fail) and none for a no-op. Outcomes
-// that persist (throttled, invalid, ...) are logged when they begin or
-// their reason changes, not on every pass.
-func (r *Reconciler) logAction(ctx context.Context, d *engine.Decision, res engine.Result, obj string, changed bool) {
-	logger := log.FromContext(ctx).WithValues("asset", d.Asset.Name, "object", obj)
+// logAction writes one line per action, none for a no-op or a standing
+// state: a constant message per action, the object as "object" (one
+// string) and "objectRef" (kind, namespace, name: the reconcile's own
+// "namespace" and "name" keys are the HCO's), the reason and fields as
+// values, so an admin can aggregate by any of them.
+func (r *Reconciler) logAction(ctx context.Context, d *engine.Decision, res engine.Result, target *unstructured.Unstructured, changed bool) {
+	kv := []any{"asset", d.Asset.Name, "reason", res.Reason}
+	if target != nil {
+		kv = append(kv, "object", engine.ObjectKey(target), "objectRef", objectRef(target))
+	}
+	logger := log.FromContext(ctx).WithValues(kv...)
+	retry := func() string { return res.RetryAfter.Round(time.Second).String() }
 	switch res.Outcome {
 	case engine.Applied:
-		action := "create"
-		if d.Live != nil {
-			action = "correct"
+		if d.Live == nil {
+			logger.Info("object created", "action", "create", "fields", res.Drift)
+		} else {
+			logger.Info("drift corrected", "action", "correct", "fields", res.Drift)
 		}
-		logger.Info(res.Reason, "action", action, "fields", res.Drift)
 	case engine.Deleted:
-		logger.Info(res.Reason, "action", "delete")
+		logger.Info("object deleted", "action", "delete")
 	case engine.Throttled:
 		if changed {
-			logger.Info(res.Reason, "action", "throttle", "fields", res.Drift, "opponents", res.Opponents, "retryAfter", res.RetryAfter.Round(time.Second).String())
+			logger.Info("writes paused: another actor keeps changing the object", "action", "throttle", "fields", res.Drift, "opponents", res.Opponents, "retryAfter", retry())
 		}
 	case engine.Invalid:
 		if changed {
-			logger.Info(res.Reason, "action", "invalid", "annotation", d.Annotation, "reason", string(d.InvalidReason))
+			logger.Info("annotation not understood: the object is left as it is", "action", "invalid", "annotation", d.Annotation, "invalidReason", string(d.InvalidReason))
 		}
 	case engine.Retained:
 		if changed {
-			logger.Info(res.Reason, "action", "retain")
+			logger.Info("object kept, not deleted", "action", "retain")
 		}
 	case engine.Failed:
 		if changed {
-			logger.Error(res.Err, res.Reason, "action", "fail", "retryAfter", res.RetryAfter.Round(time.Second).String())
+			logger.Error(res.Err, "asset failed; retrying", "action", "fail", "retryAfter", retry())
 		}
 	case engine.MissingDependency:
 		if changed {
-			logger.Info(res.Reason, "action", "wait")
+			logger.Info("asset waits for a dependency", "action", "wait")
 		}
 	case engine.Conflict:
 		if changed {
-			logger.Info(res.Reason, "action", "conflict")
+			logger.Info("object not applied: another object holds its scope", "action", "conflict")
 		}
 	case engine.Settling:
 		if changed {
-			logger.Info(res.Reason, "action", "settle", "retryAfter", res.RetryAfter.Round(time.Second).String())
+			logger.Info("write held until the facts it follows settle", "action", "settle", "retryAfter", retry())
 		}
 	}
+}
+
+// objectRef is an object's identity as structured log values.
+func objectRef(u *unstructured.Unstructured) map[string]string {
+	return map[string]string{"kind": u.GetKind(), "namespace": u.GetNamespace(), "name": u.GetName()}
 }
 
 // series is one per-object gauge series an asset set.

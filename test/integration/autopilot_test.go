@@ -90,6 +90,9 @@ var _ = Describe("Autopilot", Ordered, func() {
 		lines := logs.find(map[string]string{"action": "correct", "object": "MachineConfig/" + psiMC, "asset": "psi-enable", "level": "info"})
 		Expect(lines).To(HaveLen(1))
 		Expect(lines[0]["fields"]).To(ContainElement(ContainSubstring("kernelArguments")))
+		// A constant message, the object as structured values: aggregatable.
+		Expect(lines[0]["msg"]).To(Equal("drift corrected"))
+		Expect(lines[0]["objectRef"]).To(Equal(map[string]any{"kind": "MachineConfig", "namespace": "", "name": psiMC}))
 	})
 
 	It("applies the patch annotation of a managed object, and renders the other assets from the patched HCO", func() {
