@@ -27,8 +27,9 @@ const ClusterName = Name + "-cluster"
 type Cluster struct {
 	// Run builds the run command (the controller).
 	Run func() *cobra.Command
-	// Source reads a cluster for render.
-	Source func(kubeconfig, namespace string) (Source, error)
+	// Source reads a cluster for render: the HCO in namespace, and the
+	// operand images from the autopilot's Deployment ("namespace/name").
+	Source func(kubeconfig, namespace, deployment string) (Source, error)
 	// Delegate runs args (the whole command line) in the cluster binary;
 	// it returns only on failure.
 	Delegate func(args []string) error
@@ -49,6 +50,8 @@ type Input struct {
 	// AssumeAllKinds: no CRD list was given, so every kind counts as served.
 	AssumeAllKinds bool
 	Live           engine.LiveReader
+	// Notes say where a fact came from, or why it is unknown (stderr).
+	Notes []string
 }
 
 // Exit is an error that ends the process with code; a nil err exits

@@ -28,6 +28,8 @@ func Render(args []string, stdout, stderr io.Writer) int {
 
 type renderOptions struct {
 	hcoFile, nodesFile, objectsFile, kubeconfig, namespace, output string
+	// deployment is the autopilot's Deployment, namespace/name (live).
+	deployment string
 	// activation, when set, stands in for the HCO's platform.kubevirt.io/autopilot.
 	activation   *string
 	crds, assets []string
@@ -74,7 +76,7 @@ invalid decisions are named on stderr).`,
 				return delegate(cl, args)
 			default:
 				var err error
-				if src, err = cl.Source(o.kubeconfig, o.namespace); err != nil {
+				if src, err = cl.Source(o.kubeconfig, o.namespace, o.deployment); err != nil {
 					return &exitError{ExitError, err}
 				}
 			}
@@ -88,6 +90,7 @@ invalid decisions are named on stderr).`,
 	f.StringVar(&o.objectsFile, "objects-file", "", "offline: StorageProfiles, StorageClasses, the Infrastructure and objects assets read (a List or YAML documents); without it they are absent")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "read the HCO and cluster facts from this cluster (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)")
 	f.StringVarP(&o.namespace, "namespace", "n", "openshift-cnv", "live: namespace of the HyperConverged object")
+	f.StringVar(&o.deployment, "autopilot-deployment", DefaultDeployment, "live: the autopilot's Deployment (namespace/name), whose RELATED_IMAGE_* environment names the operand images")
 	f.StringVarP(&o.output, "output", "o", "yaml", "yaml, json, status, features (one line per feature: maturity, switch, state, assets), or diff (live only; exit 1 when something would change)")
 	f.BoolVar(&o.showExcluded, "show-excluded", false, "yaml/json: also list assets that would not be applied, with the reason")
 	f.StringSliceVar(&o.assets, "asset", nil, "only this asset (repeatable)")
@@ -126,7 +129,7 @@ func (o *renderOptions) validate(f *pflag.FlagSet) error {
 		return &exitError{ExitError, fmt.Errorf("--output %q: want yaml, json, status, diff or features", o.output)}
 	}
 	if o.hcoFile != "" {
-		for _, live := range []string{"kubeconfig", "namespace"} {
+		for _, live := range []string{"kubeconfig", "namespace", "autopilot-deployment"} {
 			if f.Changed(live) {
 				return &exitError{ExitError, fmt.Errorf("--%s reads a cluster and --hco-file renders offline: give one of them", live)}
 			}
@@ -135,6 +138,9 @@ func (o *renderOptions) validate(f *pflag.FlagSet) error {
 			return &exitError{ExitError, fmt.Errorf("--output diff compares with a live cluster: use --kubeconfig instead of --hco-file")}
 		}
 	} else {
+		if ns, name, ok := strings.Cut(o.deployment, "/"); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			return &exitError{ExitError, fmt.Errorf("--autopilot-deployment %q: want namespace/name", o.deployment)}
+		}
 		for _, offline := range []string{"nodes-file", "crds", "objects-file"} {
 			if f.Changed(offline) {
 				return &exitError{ExitError, fmt.Errorf("--%s is an offline fact: use it with --hco-file (a cluster supplies its own)", offline)}
@@ -155,6 +161,9 @@ func (o *renderOptions) validate(f *pflag.FlagSet) error {
 	return nil
 }
 
+// DefaultDeployment is where config/default deploys the autopilot.
+const DefaultDeployment = "virt-platform-autopilot-system/virt-platform-autopilot"
+
 func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 	ctx := context.Background()
 	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
@@ -164,6 +173,9 @@ func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 	in, err := src.Read(ctx, cat)
 	if err != nil {
 		return &exitError{ExitError, err}
+	}
+	for _, n := range in.Notes {
+		fmt.Fprintln(stderr, "note:", n)
 	}
 	rc := rendercontext.New(withActivation(in.Facts, o.activation))
 	rc.AssumeAllKinds = in.AssumeAllKinds

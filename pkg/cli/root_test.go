@@ -116,12 +116,14 @@ func TestRenderValidatesBeforeReachingACluster(t *testing.T) {
 		{"render", "--kubeconfig", "kc", "-o", "tabel"},
 		{"render", "--asset", "no-such-asset"},
 		{"render", "--crds", "x"},
+		{"render", "--autopilot-deployment", "no-namespace"},
+		{"render", "--hco-file", "h.yaml", "--autopilot-deployment", "a/b"},
 	} {
 		var out, errOut bytes.Buffer
 		reached := false
 		cl := Cluster{
 			Delegate: func([]string) error { reached = true; return nil },
-			Source:   func(string, string) (Source, error) { reached = true; return nil, nil },
+			Source:   func(string, string, string) (Source, error) { reached = true; return nil, nil },
 		}
 		if code := Execute(args, &out, &errOut, cl); code != ExitError || reached {
 			t.Errorf("%v: exit %d, reached the cluster %v, stderr %q; want exit 2 before any cluster", args, code, reached, errOut.String())

@@ -6,6 +6,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -213,7 +214,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	logger := log.FromContext(ctx)
 
 	r.warm(ctx)
-	facts, err := gather.Facts(ctx, r.cache, r.opts.Namespace, r.reads)
+	facts, err := r.facts(ctx)
 	if err != nil {
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 			// No HCO that can be read: nothing to manage. CRD events and
@@ -393,7 +394,7 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 // Preview evaluates every asset now, from the caches, without writing: what
 // the next reconcile would decide. The debug endpoints serve it.
 func (r *Reconciler) Preview(ctx context.Context) ([]engine.Decision, *rendercontext.RenderContext, error) {
-	facts, err := gather.Facts(ctx, r.cache, r.opts.Namespace, r.reads)
+	facts, err := r.facts(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -491,4 +492,13 @@ func withoutDeleted(objs []*unstructured.Unstructured, results []tombstone.Resul
 		}
 	}
 	return out
+}
+
+// facts reads the render context's inputs from the caches, and the operand
+// images from the autopilot's own environment (its Deployment's, as OLM
+// sets it).
+func (r *Reconciler) facts(ctx context.Context) (rendercontext.Facts, error) {
+	f, err := gather.Facts(ctx, r.cache, r.opts.Namespace, r.reads)
+	f.Images = rendercontext.ImagesFromEnv(os.Environ())
+	return f, err
 }

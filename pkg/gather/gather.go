@@ -7,7 +7,9 @@ package gather
 import (
 	"context"
 	"fmt"
-	"os"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
@@ -24,9 +27,10 @@ import (
 // as is, with the CRDs already filled in, so callers can idle and still
 // watch for it); OpenShift config objects are read only when their CRD is
 // among the listed CRDs. reads are the objects templates look up
-// (Reads(catalog)); operand images come from the process environment.
+// (Reads(catalog)). Operand images are not read here: the controller takes
+// its own environment, render the autopilot's Deployment (Images).
 func Facts(ctx context.Context, r client.Reader, namespace string, reads []rendercontext.ObjectKey) (rendercontext.Facts, error) {
-	f := rendercontext.Facts{Namespace: namespace, Observed: rendercontext.Observed{Images: rendercontext.ImagesFromEnv(os.Environ())}}
+	f := rendercontext.Facts{Namespace: namespace}
 	// CRDs first: even without an HCO, callers need them to know what to watch.
 	var crds apiextensionsv1.CustomResourceDefinitionList
 	if err := r.List(ctx, &crds); err != nil {
@@ -191,4 +195,30 @@ func Object(ctx context.Context, r client.Reader, ref *unstructured.Unstructured
 		return nil, err
 	}
 	return u, nil
+}
+
+// Images reads the operand images the autopilot is deployed with: the
+// RELATED_IMAGE_* environment of the Deployment's containers (as OLM sets
+// it), so render against a cluster sees what the controller in its pod
+// sees. An entry taken from elsewhere (valueFrom) cannot be read here and
+// is named in unread.
+func Images(ctx context.Context, r client.Reader, deployment client.ObjectKey) (images map[string]string, unread []string, err error) {
+	d := &appsv1.Deployment{}
+	if err := r.Get(ctx, deployment, d); err != nil {
+		return nil, nil, fmt.Errorf("read the autopilot's Deployment %s for its operand images: %w", deployment, err)
+	}
+	var env []string
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if !strings.HasPrefix(e.Name, catalog.ImagePrefix) {
+				continue
+			}
+			if e.ValueFrom != nil {
+				unread = append(unread, e.Name)
+				continue
+			}
+			env = append(env, e.Name+"="+e.Value)
+		}
+	}
+	return rendercontext.ImagesFromEnv(env), unread, nil
 }

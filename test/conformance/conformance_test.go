@@ -378,6 +378,7 @@ func context0(t *testing.T, ctx context.Context, c client.Client, nodes []corev1
 		t.Fatal(err)
 	}
 	f.Nodes = nodes
+	f.Images = rendercontext.ImagesFromEnv(os.Environ()) // as the controller takes them
 	return rendercontext.New(f)
 }
 

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/cli/cluster"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
 )
@@ -76,6 +78,32 @@ func featureSpecs(ctx context.Context) {
 		Eventually(func() error { return k8s.Get(ctx, dsKey, ds) }).Should(Succeed())
 		Expect(ds.Spec.Template.Spec.Containers[0].Image).To(Equal(image))
 		Eventually(outcomeOf("kubevirt-metrics-exporter-daemonset")).Should(Equal(engine.Unchanged))
+
+		// render against the cluster takes the images from the autopilot's
+		// Deployment, as the controller in its pod sees them, not from the
+		// environment of whoever runs it.
+		const deployed = "quay.io/kubevirt/kubevirt-metrics-exporter:deployed"
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: "virt-platform-autopilot"}}
+		dep.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "autopilot"}}
+		dep.Spec.Template.Labels = map[string]string{"app": "autopilot"}
+		dep.Spec.Template.Spec.Containers = []corev1.Container{{Name: "manager", Image: "autopilot", Env: []corev1.EnvVar{
+			{Name: env, Value: deployed},
+			{Name: "RELATED_IMAGE_FROM_SECRET", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}}},
+		}}}
+		Expect(k8s.Create(ctx, dep)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, dep))).To(Succeed()) })
+		var out, errOut bytes.Buffer
+		Expect(cluster.Render([]string{"--kubeconfig", writeKubeconfig(GinkgoT().TempDir()), "--namespace", hcoNamespace,
+			"--autopilot-deployment", operatorNamespace + "/virt-platform-autopilot", "--asset", "kubevirt-metrics-exporter-daemonset", "-o", "yaml"}, &out, &errOut)).To(Equal(0), errOut.String())
+		Expect(out.String()).To(ContainSubstring("image: " + deployed))
+		Expect(errOut.String()).To(And(ContainSubstring("operand images from Deployment "+operatorNamespace+"/virt-platform-autopilot"), ContainSubstring("RELATED_IMAGE_FROM_SECRET")))
+		// Without the Deployment the images are unknown, and it says so.
+		errOut.Reset()
+		out.Reset()
+		Expect(cluster.Render([]string{"--kubeconfig", writeKubeconfig(GinkgoT().TempDir()), "--namespace", hcoNamespace,
+			"--autopilot-deployment", "nowhere/none", "--asset", "kubevirt-metrics-exporter-daemonset", "-o", "status"}, &out, &errOut)).To(Equal(0), errOut.String())
+		Expect(out.String()).To(ContainSubstring("MISSING-DEPENDENCY"))
+		Expect(errOut.String()).To(ContainSubstring("operand images are unknown"))
 
 		// Off: the objects it created go, one by one. The Namespace stays:
 		// deleting it would delete whatever else it holds (an admin's

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,11 +47,12 @@ func NewRootCommand() *cobra.Command {
 
 // live is render's Source against a cluster.
 type live struct {
-	c         client.Client
-	namespace string
+	c          client.Client
+	namespace  string
+	deployment client.ObjectKey
 }
 
-func source(kubeconfig, namespace string) (cli.Source, error) {
+func source(kubeconfig, namespace, deployment string) (cli.Source, error) {
 	cfg, err := restConfig(kubeconfig)
 	if err != nil {
 		if errors.Is(err, errNoCluster) {
@@ -62,7 +64,8 @@ func source(kubeconfig, namespace string) (cli.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return live{c: c, namespace: namespace}, nil
+	ns, name, _ := strings.Cut(deployment, "/") // validated by render
+	return live{c: c, namespace: namespace, deployment: client.ObjectKey{Namespace: ns, Name: name}}, nil
 }
 
 func (l live) Read(ctx context.Context, cat *catalog.Catalog) (cli.Input, error) {
@@ -70,7 +73,20 @@ func (l live) Read(ctx context.Context, cat *catalog.Catalog) (cli.Input, error)
 	if err != nil {
 		return cli.Input{}, fmt.Errorf("read HCO %s/%s and cluster facts: %w", l.namespace, rendercontext.HCOName, err)
 	}
-	return cli.Input{Facts: facts, Live: gather.LiveReader{Reader: l.c}}, nil
+	in := cli.Input{Facts: facts, Live: gather.LiveReader{Reader: l.c}}
+	// The operand images the controller in its pod sees: its Deployment's.
+	images, unread, err := gather.Images(ctx, l.c, l.deployment)
+	switch {
+	case err != nil:
+		in.Notes = append(in.Notes, err.Error()+"; operand images are unknown, so assets that need one wait (--autopilot-deployment names another)")
+	default:
+		in.Facts.Images = images
+		in.Notes = append(in.Notes, fmt.Sprintf("operand images from Deployment %s (%d)", l.deployment, len(images)))
+		if len(unread) > 0 {
+			in.Notes = append(in.Notes, fmt.Sprintf("Deployment %s takes %s from elsewhere (valueFrom): unknown here, so assets that need them wait", l.deployment, strings.Join(unread, ", ")))
+		}
+	}
+	return in, nil
 }
 
 func (l live) Diff(ctx context.Context, rc *rendercontext.RenderContext, ds []engine.Decision, deletions bool, stdout io.Writer) error {
