@@ -59,9 +59,6 @@ const (
 	// a pool or changes remediation; it waits until the fact has held for
 	// the settle period.
 	Settling Outcome = "Settling"
-	// Idle: nothing is written or deleted (the HCO is absent, served in
-	// a version the autopilot does not read, or being deleted).
-	Idle Outcome = "Idle"
 )
 
 // Decision is the evaluation of one asset.
