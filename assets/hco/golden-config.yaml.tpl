@@ -32,6 +32,8 @@ spec:
     ksmConfiguration:
       nodeLabelSelector: {}
     higherWorkloadDensity:
-      # Above 120% only with swap as a safety net for memory spikes.
-      memoryOvercommitPercentage: {{ if excluded "MachineConfig" "" "90-worker-kubevirt-swap" }}120{{ else }}150{{ end }}
+      # Above 120% only with swap as a safety net for memory spikes: on
+      # every node that runs VMs, as their kubelets report it (the swap
+      # MachineConfig turns swap on only where an OCPSWAP partition is).
+      memoryOvercommitPercentage: {{ if and (not (excluded "MachineConfig" "" "90-worker-kubevirt-swap")) swapOnEveryVMNode }}150{{ else }}120{{ end }}
 {{- end }}

@@ -18,6 +18,10 @@ const (
 	GA          Maturity = "ga"
 )
 
+// ReportSwap is a fact a feature may report: its view names the pools
+// whose VM nodes do not all report swap.
+const ReportSwap = "swap"
+
 // SwitchPrefix starts every feature switch's name; the HCO annotation is
 // platform.kubevirt.io/<switch>.
 const SwitchPrefix = "enable-"
@@ -42,6 +46,9 @@ type Feature struct {
 	// the feature is shown waiting for it. It must be one of its assets'
 	// reads, so it is watched.
 	Needs *Need `json:"needs,omitempty"`
+	// Reports names cluster facts the feature's view states beside its
+	// state (ReportSwap: the pools whose VM nodes do not all report swap).
+	Reports []string `json:"reports,omitempty"`
 
 	// Members are the feature's assets in reconcile order: its own, then
 	// Assets (filled in by Parse).
@@ -94,6 +101,8 @@ func (c *Catalog) linkFeatures() []string {
 			errs = append(errs, fmt.Sprintf("feature %q: maturity %q: want dev-preview, tech-preview or ga", f.Name, f.Maturity))
 		case f.Switch != "" && (!strings.HasPrefix(f.Switch, SwitchPrefix) || !assetName.MatchString(f.Switch)):
 			errs = append(errs, fmt.Sprintf("feature %q: switch %q must be enable-<name>", f.Name, f.Switch))
+		case slices.ContainsFunc(f.Reports, func(r string) bool { return r != ReportSwap }):
+			errs = append(errs, fmt.Sprintf("feature %q: reports %v: want %s", f.Name, f.Reports, ReportSwap))
 		case f.Switch != "" && switches[f.Switch] != "":
 			errs = append(errs, fmt.Sprintf("feature %q: switch %q is already feature %q's", f.Name, f.Switch, switches[f.Switch]))
 		}

@@ -165,10 +165,11 @@ func trimNode(in any) (any, error) {
 			capacity[r] = q
 		}
 	}
+	// The swap the kubelet reports: memory overcommit follows it.
 	return &corev1.Node{
 		TypeMeta:   n.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion, Labels: labels},
-		Status:     corev1.NodeStatus{Capacity: capacity},
+		Status:     corev1.NodeStatus{Capacity: capacity, NodeInfo: corev1.NodeSystemInfo{Swap: n.Status.NodeInfo.Swap}},
 	}, nil
 }
 

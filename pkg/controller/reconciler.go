@@ -149,12 +149,14 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	toHCO := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: r.hcoKey()}}
 	})
-	// Nodes matter only for their labels and capacity (hardware facts).
+	// Nodes matter only for their labels, capacity (hardware facts) and
+	// the swap their kubelet reports (memory overcommit).
 	nodeFacts := predicate.Or(predicate.LabelChangedPredicate{}, predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			o, ok1 := e.ObjectOld.(*corev1.Node)
 			n, ok2 := e.ObjectNew.(*corev1.Node)
-			return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Status.Capacity, n.Status.Capacity)
+			return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Status.Capacity, n.Status.Capacity) ||
+				!equality.Semantic.DeepEqual(o.Status.NodeInfo.Swap, n.Status.NodeInfo.Swap)
 		},
 	})
 	c, err := ctrl.NewControllerManagedBy(mgr).

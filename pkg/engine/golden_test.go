@@ -52,6 +52,12 @@ func goldenNode(labels map[string]string) corev1.Node {
 	return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: labels}}
 }
 
+// withSwap is n with the swap its kubelet reports.
+func withSwap(n corev1.Node, bytes int64) corev1.Node {
+	n.Status.NodeInfo.Swap = &corev1.NodeSwapStatus{Capacity: &bytes}
+	return n
+}
+
 // The rendered output for representative clusters is kept as golden files,
 // so a template change shows up as a reviewable diff (go test -update).
 func TestRenderGoldens(t *testing.T) {
@@ -78,10 +84,10 @@ func TestRenderGoldens(t *testing.T) {
 					}}},
 				},
 			},
-			nodes: []corev1.Node{goldenNode(map[string]string{"node-role.kubernetes.io/worker": "",
+			nodes: []corev1.Node{withSwap(goldenNode(map[string]string{"node-role.kubernetes.io/worker": "",
 				"feature.node.kubernetes.io/memory-numa": "true", "feature.node.kubernetes.io/iommu-enabled": "true",
 				"feature.node.kubernetes.io/pci-10de.present": "true", "feature.node.kubernetes.io/usb-ef_0b95.present": "true",
-				"feature.node.kubernetes.io/cpu-model.vendor_id": "Intel"})},
+				"feature.node.kubernetes.io/cpu-model.vendor_id": "Intel"}), 8<<30)},
 			crds: []apiextensionsv1.CustomResourceDefinition{deschedulerSchema([]string{"LongLifecycle", "DevKubeVirtRelieveAndMigrate", "KubeVirtRelieveAndMigrate"}, true)},
 		},
 		"compact-amd-ocp417-no-swap": {

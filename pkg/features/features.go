@@ -6,6 +6,9 @@
 package features
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -75,9 +78,26 @@ func Of(cat *catalog.Catalog, rc *rendercontext.RenderContext, ds []engine.Decis
 			s.Assets = append(s.Assets, assetStatus(d))
 		}
 		s.State, s.Reason = state(f, rc, members)
+		if s.State == Active || s.State == Waiting {
+			s.Reason = withReports(f, rc, s.Reason)
+		}
 		out = append(out, s)
 	}
 	return out
+}
+
+// withReports adds the facts the feature reports to its reason.
+func withReports(f *catalog.Feature, rc *rendercontext.RenderContext, reason string) string {
+	var notes []string
+	if slices.Contains(f.Reports, catalog.ReportSwap) {
+		if gaps := rc.SwapGaps(); len(gaps) > 0 {
+			notes = append(notes, strings.Join(gaps, "; ")+"; memory overcommit stays at 120% until every VM node does")
+		}
+	}
+	if reason != "" {
+		notes = append([]string{reason}, notes...)
+	}
+	return strings.Join(notes, "; ")
 }
 
 func assetStatus(d *engine.Decision) AssetStatus {

@@ -1,8 +1,11 @@
 package features_test
 
 import (
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
@@ -111,5 +114,43 @@ assets:
   - {name: f1, feature: f, path: x, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}
 `)); err == nil {
 		t.Fatal("a need no asset reads must be refused: nothing would watch it")
+	}
+}
+
+// A feature that reports swap names the pools whose VM nodes do not all
+// report it, beside its state; with swap everywhere it says nothing more.
+func TestReportsSwap(t *testing.T) {
+	cat, err := catalog.Parse(nil, []byte(`
+features:
+  - {name: s, description: d, maturity: ga, reports: [swap]}
+assets:
+  - {name: s1, feature: s, path: x, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := cat.Get("s1")
+	ds := []engine.Decision{{Asset: a, Outcome: engine.Unchanged}}
+	node := func(name string, swap int64) corev1.Node {
+		n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"node-role.kubernetes.io/worker": ""}}}
+		n.Status.NodeInfo.Swap = &corev1.NodeSwapStatus{Capacity: &swap}
+		return n
+	}
+	rc := rendercontext.New(rendercontext.Facts{Nodes: []corev1.Node{node("a", 1<<30), node("b", 0)}})
+	s := features.Of(cat, rc, ds)[0]
+	if s.State != features.Active || !strings.Contains(s.Reason, "1 of 2 VM nodes report swap") {
+		t.Errorf("a gap is reported: %s %q", s.State, s.Reason)
+	}
+	rc = rendercontext.New(rendercontext.Facts{Nodes: []corev1.Node{node("a", 1<<30), node("b", 1<<30)}})
+	if s := features.Of(cat, rc, ds)[0]; s.Reason != "" {
+		t.Errorf("no gap, no note: %q", s.Reason)
+	}
+	if _, err := catalog.Parse(nil, []byte(`
+features:
+  - {name: s, description: d, maturity: ga, reports: [swapp]}
+assets:
+  - {name: s1, feature: s, path: x, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}
+`)); err == nil || !strings.Contains(err.Error(), "reports") {
+		t.Errorf("an unknown report is refused: %v", err)
 	}
 }

@@ -371,6 +371,10 @@ func (s *set) contextFuncs() template.FuncMap {
 		// is on; a value that is not understood fails the render (the
 		// asset is Invalid and left as it is), never reads as off.
 		"switch": func(name string) (bool, error) { return s.rc.Switch(name) },
+		// swapOnEveryVMNode: every node that runs VMs reports swap
+		// (status.nodeInfo.swap), never inferred from the swap
+		// MachineConfig.
+		"swapOnEveryVMNode": func() bool { return s.rc.SwapOnEveryVMNode() },
 		// featureGate "X": the HCO's spec.featureGates enables X.
 		"featureGate": func(name string) bool { return s.rc.FeatureGateEnabled(name) },
 		// excluded KIND NAMESPACE NAME: the object is root-excluded, so

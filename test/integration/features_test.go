@@ -29,16 +29,27 @@ var infraGVK = schema.GroupVersionKind{Group: "config.openshift.io", Version: "v
 // featureState is the state /debug/features and render --output features
 // show for a feature, from the running controller's caches.
 func featureState(name string) features.State {
+	s, _ := feature(name)
+	return s.State
+}
+
+// featureReason is a feature's reason as /debug/features shows it.
+func featureReason(name string) string {
+	s, _ := feature(name)
+	return s.Reason
+}
+
+func feature(name string) (features.Status, bool) {
 	ds, rc, err := rec.Preview(context.Background())
 	if err != nil {
-		return ""
+		return features.Status{}, false
 	}
 	for _, s := range features.Of(rec.Catalog(), rc, ds) {
 		if s.Name == name {
-			return s.State
+			return s, true
 		}
 	}
-	return ""
+	return features.Status{}, false
 }
 
 // monitoringConfig reads config.yaml of the shared cluster monitoring config.
@@ -121,6 +132,42 @@ func featureSpecs(ctx context.Context) {
 		Expect(ns.DeletionTimestamp).To(BeNil(), "a container is never deleted with what it holds")
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(theirs), &corev1.ConfigMap{})).To(Succeed())
 		Eventually(func() features.State { return featureState("kubevirt-metrics-exporter") }).Should(Equal(features.Off))
+	})
+
+	It("overcommits memory beyond 120% only while every node that runs VMs reports swap, as its kubelet says", func() {
+		const hd = "platform.kubevirt.io/enable-higher-density"
+		overcommit := func() int64 {
+			return nestedInt(hco(), "spec", "higherWorkloadDensity", "memoryOvercommitPercentage")
+		}
+		setSwap := func(n *corev1.Node, bytes int64) {
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(n), n)).To(Succeed())
+			n.Status.NodeInfo.Swap = &corev1.NodeSwapStatus{Capacity: &bytes}
+			Expect(k8s.Status().Update(ctx, n)).To(Succeed())
+		}
+		worker := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "swap-worker", Labels: map[string]string{"node-role.kubernetes.io/worker": ""}}}
+		Expect(k8s.Create(ctx, worker)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, worker))).To(Succeed()) })
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, hd, "true") })
+		DeferCleanup(func() {
+			update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, hd, "") })
+		})
+		Eventually(overcommit).Should(Equal(int64(120)), "no node reports swap yet (the swap MachineConfig alone is not swap)")
+		Eventually(func() string { return featureReason("higher-density") }).Should(ContainSubstring("VM nodes report swap"))
+
+		// Every VM node's kubelet reports swap.
+		var nodes corev1.NodeList
+		Expect(k8s.List(ctx, &nodes)).To(Succeed())
+		for i := range nodes.Items {
+			if _, ok := nodes.Items[i].Labels["node-role.kubernetes.io/worker"]; ok {
+				setSwap(&nodes.Items[i], 8<<30)
+			}
+		}
+		Eventually(overcommit).Should(Equal(int64(150)))
+		Eventually(func() string { return featureReason("higher-density") }).ShouldNot(ContainSubstring("report swap"))
+
+		// One loses it (a partition gone after a reinstall): back to 120.
+		setSwap(worker, 0)
+		Eventually(overcommit).Should(Equal(int64(120)))
 	})
 
 	It("reads another operator's object through a watch of that one object: the descheduler's utilization metric follows its recording rules, at no request in steady state", func() {
