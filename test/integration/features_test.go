@@ -137,7 +137,7 @@ func featureSpecs(ctx context.Context) {
 	It("overcommits memory beyond 120% only while every node that runs VMs reports swap, as its kubelet says", func() {
 		const hd = "platform.kubevirt.io/enable-higher-density"
 		overcommit := func() int64 {
-			return nestedInt(hco(), "spec", "higherWorkloadDensity", "memoryOvercommitPercentage")
+			return nestedInt(hco(), "spec", "virtualization", "higherWorkloadDensity", "memoryOvercommitPercentage")
 		}
 		setSwap := func(n *corev1.Node, bytes int64) {
 			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(n), n)).To(Succeed())
