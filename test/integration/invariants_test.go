@@ -72,9 +72,11 @@ const (
 	actRestart    = "restart"      // the autopilot restarts
 	actCRD        = "crd"          // the opt-in object's CRD is removed and restored
 	actRecreateHC = "hco-recreate" // the HCO is deleted and created again from the same manifest
+	actDelete     = "delete"       // another actor deletes the opt-in object
+	actForeign    = "foreign"      // an admin creates the opt-in object before the autopilot does
 )
 
-var invariantActions = []string{actSwitch, actExclusion, actReconcile, actFlicker, actForeignKC, actFight, actRestart, actCRD, actRecreateHC}
+var invariantActions = []string{actSwitch, actExclusion, actReconcile, actFlicker, actForeignKC, actFight, actRestart, actCRD, actRecreateHC, actDelete, actForeign}
 
 // invariantWorld is what the oracle knows: the state the actions left,
 // tracked apart from the autopilot.
@@ -84,6 +86,9 @@ type invariantWorld struct {
 	excl      string
 	kdExists  bool
 	foreignKC bool
+	// adopted: the object there was created by someone else: the
+	// autopilot may apply over it, never delete it.
+	adopted bool
 }
 
 func runInvariantSequence(ctx context.Context, seed uint64) {
@@ -237,8 +242,25 @@ func runInvariantSequence(ctx context.Context, seed uint64) {
 			reconciledAt(poke())
 			Expect(get(mcGVK, "", psiMC).GetUID()).To(Equal(psiUID), "seed %d step %d: a removed kind stops nothing else", seed, step)
 			installCRD(ctx, deschedulerCRD("4-21"))
-			w.kdExists = false // the API server took the objects with the CRD
+			w.kdExists, w.adopted = false, false // the API server took the objects with the CRD
 			budget = 120
+			rv = poke()
+		case actDelete:
+			if kd := get(kdGVK, deschedulerNamespace, "cluster"); kd != nil {
+				what = "another actor deletes the KubeDescheduler"
+				Expect(client.IgnoreNotFound(k8s.Delete(ctx, kd))).To(Succeed())
+				Eventually(kdExists).Should(BeFalse())
+				w.kdExists, w.adopted = false, false
+			}
+			rv = poke()
+		case actForeign:
+			if !kdExists() {
+				what = "an admin creates the KubeDescheduler"
+				kd := newObj(kdGVK, deschedulerNamespace, "cluster")
+				kd.Object["spec"] = map[string]any{"deschedulingIntervalSeconds": int64(600)}
+				Expect(k8s.Create(ctx, kd, client.FieldOwner("admin"))).To(Succeed())
+				w.kdExists, w.adopted = true, true
+			}
 			rv = poke()
 		case actRecreateHC:
 			// GitOps re-creates the same manifest.
@@ -270,7 +292,8 @@ func runInvariantSequence(ctx context.Context, seed uint64) {
 		case state == "on":
 			want = true
 		default:
-			want = false
+			// Off: what the autopilot created goes; what it adopted stays.
+			want = w.kdExists && w.adopted
 		}
 		Eventually(kdExists).Should(Equal(want), "%s: the KubeDescheduler exists=%v, want %v", ctxMsg, kdExists(), want)
 		w.kdExists = want
@@ -331,6 +354,12 @@ func runInvariantSequence(ctx context.Context, seed uint64) {
 		setAnnotation(u, loadAware, "")
 		setAnnotation(u, annotations.DisabledResources, "")
 	})
+	if w.kdExists && w.adopted {
+		// Never deleted by the autopilot: the admin removes their own.
+		reconciledAt(poke())
+		Expect(kdExists()).To(BeTrue(), "seed %d: an adopted object is never deleted", seed)
+		Expect(k8s.Delete(ctx, get(kdGVK, deschedulerNamespace, "cluster"))).To(Succeed())
+	}
 	Eventually(kdExists).Should(BeFalse(), "seed %d: converged after the actions", seed)
 	Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Unchanged), "seed %d: converged after the actions", seed)
 }
