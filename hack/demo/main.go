@@ -87,6 +87,11 @@ func spawn(dir, autopilot string) error {
 		return err
 	}
 	defer func() { _ = logf.Close() }()
+	// The lock file exists before the child does: stop never mistakes a
+	// starting demo for a foreground one.
+	if err := os.WriteFile(filepath.Join(dir, lockFile), nil, 0o644); err != nil {
+		return err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -145,8 +150,9 @@ func serveForeground(dir, autopilot string) error {
 func serveDetached(dir, autopilot string) error {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	// Held until this process exits (the kernel releases it then, whatever
-	// the OS): stop tells a live demo from a dead one by it, without /proc.
+	// Held until this process exits (the kernel releases it then, on Linux
+	// and macOS alike): stop tells a live demo from a dead one by it,
+	// without /proc.
 	lock, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return err
@@ -230,7 +236,9 @@ func stopOne(dir string, lock *os.File) error {
 		return fmt.Errorf("stop demo %s (pid %d): %w", dir, pid, err)
 	}
 	// The lock is released when the process has exited (its children
-	// stopped first): only then is it stopped.
+	// stopped first): only then is it stopped. (A stop racing a start
+	// that has not locked yet removes its folder, so that demo fails to
+	// start: none is left running unseen.)
 	deadline := time.Now().Add(90 * time.Second)
 	for syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 		if time.Now().After(deadline) {

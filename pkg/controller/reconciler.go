@@ -274,7 +274,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		case engine.Included:
 			if left, wait := r.settling(d); wait {
 				res = engine.Result{Outcome: engine.Settling, RetryAfter: left,
-					Reason: fmt.Sprintf("the hardware or topology it renders from changed; this write reboots a pool or changes remediation, so it waits until the change has held for %s", r.opts.SettlePeriod)}
+					Reason: fmt.Sprintf("the hardware, topology or objects it renders from changed; this write reboots a pool or changes remediation, so it waits until the change has held for %s (at most %d periods while it keeps changing)", r.opts.SettlePeriod, settle.HoldFactor)}
 				break
 			}
 			res = r.syncer.Sync(ctx, d)

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -39,8 +38,11 @@ func FactPrint(a *catalog.Asset, rc *rendercontext.RenderContext) (string, error
 		reads := map[string]any{}
 		for _, r := range a.Reads {
 			k := rendercontext.KeyOf(r)
-			if err := rc.ObjectErrs[k]; err != nil {
-				return "", fmt.Errorf("read %s: %w", k, err)
+			if rc.ObjectErrs[k] != nil {
+				// Unknown: the render fails if it needs the object; if it
+				// does not (a switch off), the asset must not fail for it.
+				reads[k.String()] = "unreadable"
+				continue
 			}
 			reads[k.String()] = stableContent(rc.Objects[k])
 		}

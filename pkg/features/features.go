@@ -91,7 +91,7 @@ func withReports(f *catalog.Feature, rc *rendercontext.RenderContext, reason str
 	var notes []string
 	if slices.Contains(f.Reports, catalog.ReportSwap) {
 		if gaps := rc.SwapGaps(); len(gaps) > 0 {
-			notes = append(notes, strings.Join(gaps, "; ")+"; memory overcommit stays at 120% until every VM node does")
+			notes = append(notes, strings.Join(gaps, "; ")+"; higher density overcommits memory beyond 120% only once every VM node does")
 		}
 	}
 	if reason != "" {

@@ -197,23 +197,47 @@ func Object(ctx context.Context, r client.Reader, ref *unstructured.Unstructured
 	return u, nil
 }
 
+// ManagerContainer is the autopilot's container in its Deployment.
+const ManagerContainer = "manager"
+
 // Images reads the operand images the autopilot is deployed with: the
 // RELATED_IMAGE_* environment of the Deployment's containers (as OLM sets
 // it), so render against a cluster sees what the controller in its pod
-// sees. An entry taken from elsewhere (valueFrom) cannot be read here and
-// is named in unread.
+// sees. An entry taken from elsewhere (valueFrom, envFrom, a $(VAR)
+// reference) cannot be read here and is named in unread.
 func Images(ctx context.Context, r client.Reader, deployment client.ObjectKey) (images map[string]string, unread []string, err error) {
 	d := &appsv1.Deployment{}
 	if err := r.Get(ctx, deployment, d); err != nil {
 		return nil, nil, fmt.Errorf("read the autopilot's Deployment %s for its operand images: %w", deployment, err)
 	}
+	// The autopilot's own container ("manager", as config/manager names
+	// it); another container's environment is not the controller's.
+	containers := d.Spec.Template.Spec.Containers
+	for _, c := range containers {
+		if c.Name == ManagerContainer {
+			containers = []corev1.Container{c}
+			break
+		}
+	}
 	var env []string
-	for _, c := range d.Spec.Template.Spec.Containers {
+	for _, c := range containers {
+		for _, f := range c.EnvFrom {
+			// A ConfigMap's or Secret's keys are the controller's
+			// environment too, but not readable as a value here.
+			src := "a ConfigMap or Secret"
+			switch {
+			case f.ConfigMapRef != nil:
+				src = "ConfigMap " + f.ConfigMapRef.Name
+			case f.SecretRef != nil:
+				src = "Secret " + f.SecretRef.Name
+			}
+			unread = append(unread, "envFrom "+src)
+		}
 		for _, e := range c.Env {
 			if !strings.HasPrefix(e.Name, catalog.ImagePrefix) {
 				continue
 			}
-			if e.ValueFrom != nil {
+			if e.ValueFrom != nil || strings.Contains(e.Value, "$(") {
 				unread = append(unread, e.Name)
 				continue
 			}

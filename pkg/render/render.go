@@ -470,8 +470,9 @@ func checkedAll(s *set, vs []string, check func(string) (string, error)) ([]stri
 func decodeOne(path string, out []byte) (*unstructured.Unstructured, error) {
 	docs := 0
 	u := &unstructured.Unstructured{}
-	// Split as kubectl does: at a line that is "---" (and at most a
-	// comment), never inside a value such as "----".
+	// Split as kubectl does: at a line that is "---" with at most a
+	// comment after it. Any other line starting with "---" is refused
+	// ("invalid Yaml document separator"), never split at.
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
 	for {
 		raw, err := r.Read()

@@ -102,8 +102,8 @@ func TestRenderRules(t *testing.T) {
 }
 
 // Documents split where kubectl splits them: at a line that is "---",
-// with at most a comment after it; a value that starts with "---" (a
-// script's "----" rule, a "--- " in a block scalar) is content.
+// with at most a comment after it; another line starting with "---" is
+// refused, never split at.
 func TestDocumentsSplitOnlyAtSeparatorLines(t *testing.T) {
 	fsys := fstest.MapFS{
 		"rule.tpl": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {x: \"one\n----\ntwo\"}\n")},
@@ -112,9 +112,9 @@ func TestDocumentsSplitOnlyAtSeparatorLines(t *testing.T) {
 	}
 	r := render.New(fsys)
 	rc := &rendercontext.RenderContext{}
-	// "----" at column 0 is not a separator: one document, which YAML
-	// then refuses as it stands (never read as two objects).
-	if _, err := r.Render("rule.tpl", rc, nil, nil); err == nil || strings.Contains(err.Error(), "exactly one object") {
+	// "----" at column 0 is not a separator: refused as one, never read
+	// as two objects.
+	if _, err := r.Render("rule.tpl", rc, nil, nil); err == nil || !strings.Contains(err.Error(), "document separator") {
 		t.Errorf("rule.tpl: %v", err)
 	}
 	if _, err := r.Render("two.tpl", rc, nil, nil); err == nil || !strings.Contains(err.Error(), "exactly one object") {

@@ -63,7 +63,7 @@ func (rc *RenderContext) SwapOnEveryVMNode() bool {
 }
 
 // SwapGaps says, per pool whose VM nodes do not all report swap, how many
-// do ("" when every VM node does).
+// do (none when every VM node does).
 func (rc *RenderContext) SwapGaps() []string {
 	var out []string
 	for _, p := range rc.Swap() {

@@ -20,6 +20,12 @@ import (
 // patience.
 const DefaultPeriod = 5 * time.Minute
 
+// HoldFactor bounds one episode of waiting: a fact that keeps changing
+// holds a write at most this many periods, then the write goes with the
+// facts of that moment (every wait has a deadline; a label that flaps for
+// half an hour is the cluster's state, not a flicker).
+const HoldFactor = 6
+
 // Tracker remembers, per asset, the print it last saw and since when.
 type Tracker struct {
 	Period time.Duration
@@ -33,6 +39,8 @@ type entry struct {
 	print   string
 	since   time.Time
 	changed bool // this process saw the print change
+	// held is when the current episode of waiting began (zero: none).
+	held time.Time
 }
 
 // New returns a tracker holding fact-driven writes for period.
@@ -54,7 +62,7 @@ func (t *Tracker) observe(asset, print string) entry {
 	defer t.mu.Unlock()
 	e, ok := t.seen[asset]
 	if !ok || e.print != print {
-		e = entry{print: print, since: t.now(), changed: ok}
+		e = entry{print: print, since: t.now(), changed: ok, held: e.held}
 		t.seen[asset] = e
 	}
 	return e
@@ -71,8 +79,31 @@ func (t *Tracker) Wait(asset, print, livePrint string, live bool) (time.Duration
 		factDriven = livePrint != "" && livePrint != print
 	}
 	if !factDriven || t.Period <= 0 {
+		t.episode(asset, time.Time{})
 		return 0, false
 	}
-	left := e.since.Add(t.Period).Sub(now)
-	return left, left > 0
+	if e.held.IsZero() {
+		e.held = now
+		t.episode(asset, now)
+	}
+	until := e.since.Add(t.Period)
+	if deadline := e.held.Add(HoldFactor * t.Period); until.After(deadline) {
+		until = deadline
+	}
+	left := until.Sub(now)
+	if left <= 0 {
+		t.episode(asset, time.Time{}) // written now: the next change starts afresh
+		return 0, false
+	}
+	return left, true
+}
+
+// episode records when asset's current wait began (zero: it ended).
+func (t *Tracker) episode(asset string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e, ok := t.seen[asset]; ok {
+		e.held = at
+		t.seen[asset] = e
+	}
 }

@@ -49,3 +49,38 @@ func TestWait(t *testing.T) {
 		t.Fatal("period 0: never held")
 	}
 }
+
+// A fact that keeps changing holds a write at most HoldFactor periods from
+// the first wait of the episode: every wait has a deadline. After the
+// write, the next change waits a whole period again.
+func TestWaitHasADeadline(t *testing.T) {
+	now := time.Unix(1000, 0)
+	period := 5 * time.Minute
+	tr := New(period, func() time.Time { return now })
+	prints := []string{"B", "C"}
+	var last time.Duration
+	waited := 0
+	for i := 0; ; i++ {
+		left, w := tr.Wait("mc", prints[i%2], "A", true)
+		if !w {
+			break
+		}
+		last = left
+		waited++
+		now = now.Add(4 * time.Minute) // changes again before the period ends
+		if waited > 100 {
+			t.Fatal("held for ever by a fact that keeps changing")
+		}
+	}
+	if held := time.Duration(waited) * 4 * time.Minute; held < HoldFactor*period || held > HoldFactor*period+4*time.Minute {
+		t.Fatalf("held %s (last wait %s), want about %s", held, last, HoldFactor*period)
+	}
+	// Written: the live object now carries the print; a later change starts a new episode.
+	cur := prints[(waited)%2]
+	if _, w := tr.Wait("mc", cur, cur, true); w {
+		t.Fatal("no change since the write: no wait")
+	}
+	if left, w := tr.Wait("mc", "D", cur, true); !w || left != period {
+		t.Fatalf("a new episode waits a whole period: %v %s", w, left)
+	}
+}

@@ -83,7 +83,7 @@ func (l live) Read(ctx context.Context, cat *catalog.Catalog) (cli.Input, error)
 		in.Facts.Images = images
 		in.Notes = append(in.Notes, fmt.Sprintf("operand images from Deployment %s (%d)", l.deployment, len(images)))
 		if len(unread) > 0 {
-			in.Notes = append(in.Notes, fmt.Sprintf("Deployment %s takes %s from elsewhere (valueFrom): unknown here, so assets that need them wait", l.deployment, strings.Join(unread, ", ")))
+			in.Notes = append(in.Notes, fmt.Sprintf("Deployment %s takes %s from elsewhere (valueFrom, envFrom, a reference): unknown here, so assets that need them wait", l.deployment, strings.Join(unread, ", ")))
 		}
 	}
 	return in, nil
