@@ -27,6 +27,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metricsauth"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
@@ -109,9 +110,12 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 			metrics.CertDir, metrics.CertName, metrics.KeyName = c.MetricsCertDir, "tls.crt", "tls.key"
 		}
 	}
+	// How each CRD merges, kept by the cache's transform as it drops the
+	// schemas, read by every reconcile as typed data.
+	structures := structure.NewStore()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
-		Cache:                   controller.CacheOptions(cat),
+		Cache:                   controller.CacheOptions(cat, structures),
 		Metrics:                 metrics,
 		HealthProbeBindAddress:  orDisabled(c.ProbeBindAddress),
 		LeaderElection:          c.LeaderElection,
@@ -137,6 +141,7 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 		Resync:        c.Resync,
 		UnwatchedPoll: c.UnwatchedPoll,
 		SettlePeriod:  c.SettlePeriod,
+		Structures:    structures,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -30,7 +30,7 @@ import (
 // Kinds that may not be installed (the HCO, OpenShift config) cannot be
 // configured here (the cache resolves them at creation); they live in the
 // facts cache, see factsCacheOptions.
-func CacheOptions(cat *catalog.Catalog) cache.Options {
+func CacheOptions(cat *catalog.Catalog, structures *structure.Store) cache.Options {
 	keepSchema := map[string]bool{}
 	for _, a := range cat.Assets {
 		if a.GateCRD != "" {
@@ -42,7 +42,7 @@ func CacheOptions(cat *catalog.Catalog) cache.Options {
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{annotations.ManagedByLabel: annotations.ManagedByValue}),
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Node{}: {Label: all, Transform: trimNode},
-			&apiextensionsv1.CustomResourceDefinition{}: {Label: all, Transform: trimCRD(keepSchema)},
+			&apiextensionsv1.CustomResourceDefinition{}: {Label: all, Transform: trimCRD(keepSchema, structures)},
 		},
 	}
 }
@@ -174,25 +174,21 @@ func trimNode(in any) (any, error) {
 }
 
 // trimCRD drops what existence and version checks do not need; OpenAPI
-// schemas are by far the largest part of a CRD.
-func trimCRD(keepSchema map[string]bool) func(any) (any, error) {
+// schemas are by far the largest part of a CRD and a cluster holds
+// hundreds. How each version merges (a few paths, for exact drift
+// verdicts) goes to structures first; gate CRDs keep their schemas
+// (templates read them).
+func trimCRD(keepSchema map[string]bool, structures *structure.Store) func(any) (any, error) {
 	return func(in any) (any, error) {
 		crd, ok := in.(*apiextensionsv1.CustomResourceDefinition)
 		if !ok {
 			return in, nil
 		}
-		// Keep how each version merges (a few paths), for exact drift
-		// verdicts; the schema itself goes. An informer may hand an object
-		// it already transformed back to the transform: keep its summary.
-		kept := crd.Annotations[structure.Annotation]
-		if v := structure.EncodeCRD(crd); v != "" {
-			kept = v
-		}
+		// An informer may hand back a copy it already trimmed: Put keeps
+		// what it recorded then.
+		structures.Put(crd)
 		crd.ManagedFields = nil
 		crd.Annotations = nil
-		if kept != "" {
-			crd.Annotations = map[string]string{structure.Annotation: kept}
-		}
 		crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
 		if !keepSchema[crd.Name] {
 			for i := range crd.Spec.Versions {

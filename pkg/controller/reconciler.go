@@ -41,6 +41,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
@@ -69,6 +70,9 @@ type Options struct {
 	// asks for that reboots a pool or changes remediation (pkg/settle).
 	// Zero means settle.DefaultPeriod; negative, no wait.
 	SettlePeriod time.Duration
+	// Structures is what the cache's CRD transform keeps of the schemas it
+	// drops (CacheOptions); nil: the CRDs' own schemas are read.
+	Structures *structure.Store
 }
 
 // Reconciler is the autopilot's single reconciler.
@@ -502,5 +506,8 @@ func withoutDeleted(objs []*unstructured.Unstructured, results []tombstone.Resul
 func (r *Reconciler) facts(ctx context.Context) (rendercontext.Facts, error) {
 	f, err := gather.Facts(ctx, r.cache, r.opts.Namespace, r.reads)
 	f.Images = rendercontext.ImagesFromEnv(os.Environ())
+	if r.opts.Structures != nil {
+		f.Structures = r.opts.Structures.Snapshot()
+	}
 	return f, err
 }

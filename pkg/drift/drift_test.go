@@ -72,7 +72,7 @@ func TestDiffAtomicMapsAndLists(t *testing.T) {
 			}}},
 		}},
 	}}}}
-	st := structure.Decode(structure.EncodeCRD(crd), "v1")
+	st := structure.FromCRD(crd, "v1")
 	desired := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
 		"selector": map[string]any{"matchLabels": map[string]any{"pool": "worker"}},
 		"labels":   map[string]any{"a": "1"},

@@ -8,6 +8,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
 
 // Facts are the raw inputs of a RenderContext.
@@ -47,6 +49,11 @@ type Observed struct {
 	// reads that failed (unknown, never absent).
 	Objects    map[ObjectKey]*unstructured.Unstructured
 	ObjectErrs map[ObjectKey]error
+	// Structures are how each CRD's versions merge maps and lists, by CRD
+	// name then version, summarized where the CRDs were read without their
+	// schemas (the controller's cache); absent, they are read from the
+	// CRD's own schema.
+	Structures map[string]map[string]structure.Structure
 	// Images are the operand images, by name (RELATED_IMAGE_FOO_BAR is
 	// foo-bar), as the operator's deployment sets them.
 	Images map[string]string

@@ -112,8 +112,8 @@ func BuiltIn(gvk schema.GroupVersionKind) bool {
 }
 
 // Structure returns how the API server merges gvk's maps and lists, read
-// from its CRD (the summary the cache keeps in structure.Annotation, else
-// the schema itself). Unknown for built-in kinds and offline.
+// from its CRD (the summary in Structures when the schema was dropped,
+// else the schema itself). Unknown for built-in kinds and offline.
 // Decoded once per kind per context (a reconcile), not once per asset.
 func (rc *RenderContext) Structure(gvk schema.GroupVersionKind) structure.Structure {
 	if st, ok := rc.structures[gvk]; ok {
@@ -121,8 +121,8 @@ func (rc *RenderContext) Structure(gvk schema.GroupVersionKind) structure.Struct
 	}
 	var st structure.Structure
 	if crd := rc.CRDFor(gvk.GroupKind()); crd != nil {
-		if v, ok := crd.Annotations[structure.Annotation]; ok {
-			st = structure.Decode(v, gvk.Version)
+		if byVersion, ok := rc.Structures[crd.Name]; ok {
+			st = byVersion[gvk.Version]
 		} else {
 			st = structure.FromCRD(crd, gvk.Version)
 		}

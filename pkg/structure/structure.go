@@ -5,23 +5,18 @@
 // a CRD. The local drift verdict needs this to be exact: a key another
 // manager adds to an atomic map is drift, because the next apply removes it.
 //
-// The schema itself is large; the cache keeps only this summary, stored on
-// the cached copy of the CRD (Annotation) by the cache's transform.
+// The schema itself is large; the controller's cache drops it and keeps
+// only this summary, in a Store its transform fills.
 package structure
 
 import (
-	"encoding/json"
-	"sort"
 	"strconv"
+	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/jsonpointer"
 )
-
-// Annotation holds the encoded Structure on cached CRD copies only; it is
-// never written to the API server.
-const Annotation = "platform.kubevirt.io/internal-structure"
 
 // Item is the path token standing for any list element or map value.
 const Item = "*"
@@ -176,59 +171,42 @@ func walk(p *apiextensionsv1.JSONSchemaProps, at jsonpointer.Pointer, s *Structu
 	}
 }
 
-type encoded struct {
-	AtomicMaps    []string            `json:"m,omitempty"`
-	GranularLists map[string][]string `json:"l,omitempty"`
-	FreeMaps      []string            `json:"f,omitempty"`
+// Store keeps the Structure of every version of the CRDs it is given,
+// by CRD name, so the schemas themselves can be dropped. Safe for
+// concurrent use.
+type Store struct {
+	mu sync.Mutex
+	m  map[string]map[string]Structure
 }
 
-// EncodeCRD renders the structure of every version of crd that has a
-// schema, for Annotation ("" when none has).
-func EncodeCRD(crd *apiextensionsv1.CustomResourceDefinition) string {
-	all := map[string]encoded{}
+// NewStore returns an empty Store.
+func NewStore() *Store { return &Store{m: map[string]map[string]Structure{}} }
+
+// Put records crd's structure per version. A CRD without any schema (a
+// copy already trimmed) changes nothing.
+func (s *Store) Put(crd *apiextensionsv1.CustomResourceDefinition) {
+	byVersion := map[string]Structure{}
 	for _, v := range crd.Spec.Versions {
-		if s := FromCRD(crd, v.Name); s.Known {
-			all[v.Name] = encoded{keys(s.AtomicMaps), s.GranularLists, keys(s.FreeMaps)}
+		if st := FromCRD(crd, v.Name); st.Known {
+			byVersion[v.Name] = st
 		}
 	}
-	if len(all) == 0 {
-		return ""
+	if len(byVersion) == 0 {
+		return
 	}
-	b, _ := json.Marshal(all)
-	return string(b)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[crd.Name] = byVersion
 }
 
-// Decode reads version's structure from an Annotation value; a missing
-// version or garbage is an unknown Structure.
-func Decode(annotation, version string) Structure {
-	var all map[string]encoded
-	if json.Unmarshal([]byte(annotation), &all) != nil {
-		return Structure{}
+// Snapshot is the structures recorded so far, by CRD name then version;
+// its values are shared and must not be changed.
+func (s *Store) Snapshot() map[string]map[string]Structure {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]map[string]Structure, len(s.m))
+	for k, v := range s.m {
+		out[k] = v
 	}
-	e, ok := all[version]
-	if !ok {
-		return Structure{}
-	}
-	gl := e.GranularLists
-	if gl == nil {
-		gl = map[string][]string{}
-	}
-	return Structure{Known: true, AtomicMaps: set(e.AtomicMaps), GranularLists: gl, FreeMaps: set(e.FreeMaps)}
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
-}
-
-func set(list []string) map[string]bool {
-	m := make(map[string]bool, len(list))
-	for _, k := range list {
-		m[k] = true
-	}
-	return m
 }
