@@ -37,6 +37,10 @@ import (
 type Syncer struct {
 	Client   client.Client
 	Throttle *throttle.Throttle
+	// Hold, when set, is asked just before a write is sent (a creation or
+	// a correction that is due): a result it returns with true is the
+	// outcome instead, and nothing is written (a pool that is rolling).
+	Hold func(d *engine.Decision, res engine.Result) (engine.Result, bool)
 
 	mu       sync.Mutex
 	verified map[string]string // object key -> uid/resourceVersion/desired hash proven in sync
@@ -70,6 +74,9 @@ func (s *Syncer) Sync(ctx context.Context, d *engine.Decision) engine.Result {
 				return throttled(res, key, wait)
 			}
 		}
+		if held, ok := s.hold(d, res); ok {
+			return held
+		}
 		res = s.apply(ctx, d, res)
 		if res.Outcome == engine.Applied {
 			s.markCreated(key)
@@ -101,10 +108,20 @@ func (s *Syncer) Sync(ctx context.Context, d *engine.Decision) engine.Result {
 			return engine.Result{Outcome: engine.Unchanged, Drift: diff}
 		}
 	}
+	if held, ok := s.hold(d, res); ok {
+		return held
+	}
 	if ok, wait := s.Throttle.Allow(key); !ok {
 		return throttled(res, key, wait)
 	}
 	return s.apply(ctx, d, res)
+}
+
+func (s *Syncer) hold(d *engine.Decision, res engine.Result) (engine.Result, bool) {
+	if s.Hold == nil {
+		return engine.Result{}, false
+	}
+	return s.Hold(d, res)
 }
 
 func throttled(res engine.Result, key string, wait time.Duration) engine.Result {

@@ -82,6 +82,7 @@ type Reconciler struct {
 	caches    caches
 	evaluator *engine.Evaluator
 	syncer    *apply.Syncer
+	pools     *poolWaits
 	reaper    *tombstone.Reaper
 	direct    client.Reader
 	live      liveReader
@@ -137,6 +138,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		caches:    cs,
 		evaluator: &engine.Evaluator{Renderer: opts.Renderer},
 		syncer:    &apply.Syncer{Client: mgr.GetClient(), Throttle: throttle.New(opts.Throttle)},
+		pools:     newPoolWaits(),
 		reaper:    &tombstone.Reaper{Cache: cs, Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()},
 		direct:    mgr.GetAPIReader(),
 		live:      liveReader{cache: cs, direct: mgr.GetAPIReader()},
@@ -150,6 +152,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		reads:     reads,
 	}
 	r.evaluator.Hold = r.backingOff
+	r.syncer.Hold = r.pools.hold
 	toHCO := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: r.hcoKey()}}
 	})
@@ -234,6 +237,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	r.retries.succeeded("facts")
 	rc := rendercontext.New(facts)
+	r.pools.use(rc)
 	r.caches.lookups.watch(ctx, r.watches.ctrl, r.watches.handler, func(k rendercontext.ObjectKey) bool { return rc.KindAvailable(k.GVK) })
 	hco := facts.HCO
 	if rc.HCOTerminating() {
@@ -383,6 +387,9 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 	if _, _, off, err := engine.ConditionsHold(d.Asset, fresh); err != nil || !off {
 		res.Reason = d.Reason + "; kept: the HyperConverged no longer turns it off (the cache was behind)"
 		return res
+	}
+	if held, wait := r.pools.hold(d, res); wait {
+		return held // deleting a MachineConfig rolls its pool too
 	}
 	deleted, why, err := apply.Delete(ctx, r.writer, engine.GuardFor(fresh), live)
 	switch {
