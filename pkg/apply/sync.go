@@ -60,8 +60,8 @@ var NamespaceRetry = time.Minute
 // autopilot had set), else a dry-run first. While the object's bucket is
 // empty nothing is sent at all, not even a dry-run.
 func (s *Syncer) Sync(ctx context.Context, d *engine.Decision) engine.Result {
-	if d.Outcome != engine.Included || d.Desired == nil {
-		return engine.Result{Outcome: d.Outcome, Reason: d.Reason}
+	if d.Verdict != engine.VerdictIncluded || d.Desired == nil {
+		return engine.Reported(d)
 	}
 	key := engine.ObjectKey(d.Desired)
 	if d.Live == nil {

@@ -58,7 +58,7 @@ func decision(live *unstructured.Unstructured, value string) *engine.Decision {
 	desired.SetNamespace("ns")
 	desired.SetName("cm")
 	desired.Object["data"] = map[string]any{"k": value}
-	return &engine.Decision{Asset: &catalog.Asset{Name: "a"}, Outcome: engine.Included, Desired: desired, Live: live}
+	return &engine.Decision{Asset: &catalog.Asset{Name: "a"}, Verdict: engine.VerdictIncluded, Desired: desired, Live: live}
 }
 
 func liveCM(value, rv string, owners ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {

@@ -194,7 +194,7 @@ func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 	var werr error
 	switch o.output {
 	case "features":
-		werr = features.WriteTable(stdout, features.Of(cat, rc, ds))
+		werr = features.WriteTable(stdout, features.Of(cat, rc, ds, nil))
 	case "status":
 		werr = preview.WriteStatus(stdout, ds)
 	case "json":
@@ -217,7 +217,7 @@ func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 	// it outranks "changes".
 	var invalid []string
 	for _, d := range ds {
-		if d.Outcome == engine.Invalid {
+		if d.Verdict == engine.VerdictInvalid {
 			invalid = append(invalid, fmt.Sprintf("asset %s: annotation %s: %s", d.Asset.Name, d.Annotation, d.Reason))
 		}
 	}

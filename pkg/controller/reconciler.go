@@ -278,23 +278,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			r.settle.Observe(d.Asset.Name, d.FactPrint)
 		}
 		var res engine.Result
-		switch d.Outcome {
-		case engine.Included:
+		switch d.Verdict {
+		case engine.VerdictIncluded:
 			if left, wait := r.settling(d); wait {
 				res = engine.Result{Outcome: engine.Settling, RetryAfter: left,
 					Reason: fmt.Sprintf("the hardware, topology or objects it renders from changed; this write reboots a pool or changes remediation, so it waits until the change has held for %s (at most %d periods while it keeps changing)", r.opts.SettlePeriod, settle.HoldFactor)}
 				break
 			}
 			res = r.syncer.Sync(ctx, d)
-		case engine.Inactive:
+		case engine.VerdictInactive:
 			res = r.inactive(ctx, d, rc, intent)
 		default:
-			res = engine.Result{Outcome: d.Outcome, Reason: d.Reason}
+			res = engine.Reported(d)
 		}
-		if d.Rendered != nil && (d.Outcome != engine.MissingDependency || d.AwaitsHCO) && rc.KindAvailable(d.Rendered.GroupVersionKind()) {
+		if d.Rendered != nil && (d.Verdict != engine.VerdictMissingDependency || d.AwaitsHCO) && rc.KindAvailable(d.Rendered.GroupVersionKind()) {
 			want[d.Rendered.GroupVersionKind()] = true
 		}
-		if gvk, ok := r.kinds[d.Asset.Name]; ok && d.Outcome == engine.Paused && rc.KindAvailable(gvk) {
+		if gvk, ok := r.kinds[d.Asset.Name]; ok && d.Verdict == engine.VerdictPaused && rc.KindAvailable(gvk) {
 			// Paused kinds stay watched: informers are not torn down and
 			// rebuilt by every reconcile of a paused autopilot.
 			want[gvk] = true

@@ -180,8 +180,7 @@ func invalidEvent(annotation string) string {
 
 func (r *Reconciler) metricsFor(d *engine.Decision, res engine.Result, target *unstructured.Unstructured) {
 	name := d.Asset.Name
-	for _, o := range []engine.Outcome{engine.Applied, engine.Unchanged, engine.Excluded, engine.Unmanaged, engine.Throttled,
-		engine.Invalid, engine.MissingDependency, engine.Inactive, engine.Retained, engine.Paused, engine.Conflict, engine.Failed, engine.Deleted, engine.Settling} {
+	for _, o := range engine.Outcomes {
 		v := 0.0
 		if o == res.Outcome {
 			v = 1

@@ -50,7 +50,7 @@ func TestEventsAreDeduplicated(t *testing.T) {
 	hco := obj("HyperConverged", "kubevirt-hyperconverged", "hco-uid")
 	mc := obj("MachineConfig", "psi", "mc-uid")
 	asset := &catalog.Asset{Name: "psi-enable"}
-	invalid := engine.Decision{Asset: asset, Outcome: engine.Invalid, Annotation: annotations.Patch, Reason: "bad", Live: mc}
+	invalid := engine.Decision{Asset: asset, Verdict: engine.VerdictInvalid, Annotation: annotations.Patch, Reason: "bad", Live: mc}
 
 	r.record(context.Background(), hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
 	if rec.count() != 2 {
@@ -60,7 +60,7 @@ func TestEventsAreDeduplicated(t *testing.T) {
 	if rec.count() != 2 {
 		t.Fatalf("the same problem again records nothing: %v", rec.reasons)
 	}
-	unchanged := engine.Decision{Asset: asset, Outcome: engine.Included, Live: mc}
+	unchanged := engine.Decision{Asset: asset, Verdict: engine.VerdictIncluded, Live: mc}
 	r.record(context.Background(), hco, &unchanged, engine.Result{Outcome: engine.Unchanged})
 	r.record(context.Background(), hco, &unchanged, engine.Result{Outcome: engine.Unchanged})
 	if rec.count() != 2 {
@@ -98,7 +98,7 @@ func TestHCOEventsCarryTheirSubject(t *testing.T) {
 	r := &Reconciler{status: newStatusStore(), recorder: rec}
 	hco := obj("HyperConverged", "kubevirt-hyperconverged", "hco-uid")
 	for _, name := range []string{"swap", "psi"} {
-		d := engine.Decision{Asset: &catalog.Asset{Name: name}, Outcome: engine.Included, Rendered: obj("MachineConfig", name, "")}
+		d := engine.Decision{Asset: &catalog.Asset{Name: name}, Verdict: engine.VerdictIncluded, Rendered: obj("MachineConfig", name, "")}
 		r.record(context.Background(), hco, &d, engine.Result{Outcome: engine.Applied, Reason: "created"})
 	}
 	if fmt.Sprint(rec.related) != "[swap psi]" {
@@ -113,7 +113,7 @@ func TestHCOInputWarningOncePerEpisode(t *testing.T) {
 	rec := &countingRecorder{}
 	r := &Reconciler{status: newStatusStore(), recorder: rec}
 	hco := obj("HyperConverged", "kubevirt-hyperconverged", "hco-uid")
-	golden := engine.Decision{Asset: &catalog.Asset{Name: "hco-golden-config"}, Outcome: engine.Included, Live: hco}
+	golden := engine.Decision{Asset: &catalog.Asset{Name: "hco-golden-config"}, Verdict: engine.VerdictIncluded, Live: hco}
 	notices := []engine.Notice{
 		{Annotation: "spec.featureGates", Reason: engine.Malformed, Event: "FeatureGatesUnreadable", Message: "spec.featureGates is not a list"},
 		{Annotation: "platform.kubevirt.io/enable-x", Reason: engine.Malformed, Event: "InvalidSwitch", Message: "not understood"},

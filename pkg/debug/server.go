@@ -112,7 +112,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request) {
 		if want != "" && d.Asset.Name != want {
 			continue
 		}
-		if !all && d.Outcome != engine.Included {
+		if !all && d.Verdict != engine.VerdictIncluded {
 			continue
 		}
 		out = append(out, s.view(d))
@@ -135,26 +135,14 @@ func (s *Server) features(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "evaluate: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	// What only a write can reveal (a rejected apply, a throttled fight, a
-	// namespace not there yet) is the controller's last outcome: an
-	// included asset that last failed makes its feature degraded here.
-	for i := range ds {
-		d := &ds[i]
-		if d.Outcome != engine.Included {
-			continue
-		}
-		if last, ok := s.Source.Status(d.Asset.Name); ok {
-			switch last.Outcome {
-			case engine.Failed, engine.Throttled, engine.MissingDependency, engine.Conflict:
-				d.Outcome, d.Reason = last.Outcome, last.Reason
-			}
-		}
-	}
-	write(w, r, features.Of(s.Source.Catalog(), rc, ds))
+	write(w, r, features.Of(s.Source.Catalog(), rc, ds, func(asset string) (engine.Outcome, string, bool) {
+		last, ok := s.Source.Status(asset)
+		return last.Outcome, last.Reason, ok
+	}))
 }
 
 func (s *Server) view(d *engine.Decision) AssetView {
-	v := AssetView{Asset: d.Asset.Name, Status: preview.Status(d.Outcome), Reason: d.Reason}
+	v := AssetView{Asset: d.Asset.Name, Status: preview.Status(d.Verdict), Reason: d.Reason}
 	if t := d.Target(); t != nil {
 		v.Object = engine.ObjectKey(t)
 	}
@@ -195,10 +183,10 @@ func (s *Server) exclusions(w http.ResponseWriter, r *http.Request) {
 	}
 	for i := range ds {
 		d := &ds[i]
-		if d.Outcome == engine.Included {
+		if d.Verdict == engine.VerdictIncluded {
 			continue
 		}
-		e := excluded{Asset: d.Asset.Name, Status: preview.Status(d.Outcome), Reason: d.Reason}
+		e := excluded{Asset: d.Asset.Name, Status: preview.Status(d.Verdict), Reason: d.Reason}
 		if t := d.Target(); t != nil {
 			e.Object = engine.ObjectKey(t)
 		}

@@ -53,7 +53,7 @@ func Diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 	for i := range ds {
 		d := &ds[i]
 		switch {
-		case d.Outcome == engine.Included:
+		case d.Verdict == engine.VerdictIncluded:
 			od, err := applyDiff(ctx, c, d)
 			if err != nil {
 				return nil, fmt.Errorf("asset %s: %w", d.Asset.Name, err)

@@ -19,7 +19,7 @@ func TestActivationSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := &engine.Evaluator{Renderer: render.New(assets.FS)}
-	plan := func(value string, set bool) map[string]engine.Outcome {
+	plan := func(value string, set bool) map[string]engine.Verdict {
 		hco := &unstructured.Unstructured{Object: map[string]any{}}
 		hco.SetAPIVersion("hco.kubevirt.io/v1")
 		hco.SetKind("HyperConverged")
@@ -29,9 +29,9 @@ func TestActivationSwitch(t *testing.T) {
 		}
 		rc := rendercontext.New(rendercontext.Facts{Namespace: "openshift-cnv", HCO: hco})
 		rc.AssumeAllKinds = true
-		out := map[string]engine.Outcome{}
+		out := map[string]engine.Verdict{}
 		for _, d := range ev.Plan(context.Background(), cat, rc, nil, engine.Preview(rc)) {
-			out[d.Asset.Name] = d.Outcome
+			out[d.Asset.Name] = d.Verdict
 		}
 		return out
 	}
@@ -39,27 +39,27 @@ func TestActivationSwitch(t *testing.T) {
 		value string
 		set   bool
 	}{{"", false}, {"true", true}, {"TRUE", true}, {"", true}} {
-		if got := plan(v.value, v.set); got["psi-enable"] != engine.Included || got["hco-golden-config"] != engine.Included {
+		if got := plan(v.value, v.set); got["psi-enable"] != engine.VerdictIncluded || got["hco-golden-config"] != engine.VerdictIncluded {
 			t.Errorf("%q (set %v) activates everything: %v", v.value, v.set, got)
 		}
 	}
 	for _, v := range []string{"false", "flase", " , "} {
 		for name, o := range plan(v, true) {
-			if o != engine.Paused {
+			if o != engine.VerdictPaused {
 				t.Errorf("%q pauses everything: %s is %s", v, name, o)
 			}
 		}
 	}
 	got := plan("psi-enable, descheduler-loadaware, nope", true)
-	if got["psi-enable"] != engine.Included || got["swap-enable"] != engine.Paused || got["hco-golden-config"] != engine.Paused {
+	if got["psi-enable"] != engine.VerdictIncluded || got["swap-enable"] != engine.VerdictPaused || got["hco-golden-config"] != engine.VerdictPaused {
 		t.Errorf("a list activates the listed assets only: %v", got)
 	}
-	if got["psi-enable-master"] != engine.Inactive {
+	if got["psi-enable-master"] != engine.VerdictInactive {
 		t.Errorf("a group name activates the group's members (psi-enable-master belongs to descheduler-loadaware): %v", got["psi-enable-master"])
 	}
 	// A feature name activates its own assets and those it borrows.
 	got = plan("higher-density, numa", true)
-	if got["hco-golden-config"] != engine.Included || got["numa-worker"] == engine.Paused || got["psi-enable"] != engine.Paused {
+	if got["hco-golden-config"] != engine.VerdictIncluded || got["numa-worker"] == engine.VerdictPaused || got["psi-enable"] != engine.VerdictPaused {
 		t.Errorf("features activate their members only: golden %s, numa %s, psi %s", got["hco-golden-config"], got["numa-worker"], got["psi-enable"])
 	}
 	rc := rendercontext.New(rendercontext.Facts{HCO: func() *unstructured.Unstructured {

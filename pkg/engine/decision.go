@@ -16,55 +16,88 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
 
-// Outcome is what happened to (or would happen to) one asset.
+// Verdict is what evaluating one asset decided, before anything is
+// written: the controller acts on it, the render CLI and the debug
+// endpoints show it.
+type Verdict string
+
+// Verdicts of an evaluation.
+const (
+	// VerdictIncluded: active and ready to sync.
+	VerdictIncluded Verdict = "Included"
+	// VerdictInactive: an opt-in condition does not hold.
+	VerdictInactive Verdict = "Inactive"
+	// VerdictRetained: the user's switch is still on but a derived fact
+	// (hardware, topology) stopped holding; the object the autopilot
+	// created is kept as it is and not written until the fact holds again.
+	VerdictRetained Verdict = "Retained"
+	// VerdictExcluded by the HCO's disabled-resources annotation.
+	VerdictExcluded Verdict = "Excluded"
+	// VerdictUnmanaged: the live object opted out with platform.kubevirt.io/mode.
+	VerdictUnmanaged Verdict = "Unmanaged"
+	// VerdictInvalid: a user annotation is malformed; the object is left as is.
+	VerdictInvalid Verdict = "Invalid"
+	// VerdictMissingDependency: the kind's CRD (or the gate CRD) is not
+	// installed, or the HCO it renders from has not converged.
+	VerdictMissingDependency Verdict = "MissingDependency"
+	// VerdictFailed: rendering or a read failed, or the asset is backing off.
+	VerdictFailed Verdict = "Failed"
+	// VerdictConflict: another actor's object configures the same thing and
+	// the autopilot's would silently override it (a second KubeletConfig on
+	// a pool); nothing is written until a person decides.
+	VerdictConflict Verdict = "Conflict"
+	// VerdictPaused: the HCO's platform.kubevirt.io/autopilot switch leaves
+	// this asset out; its object is left exactly as it is, never deleted.
+	VerdictPaused Verdict = "Paused"
+)
+
+// Outcome is what a reconcile did with one asset, as recorded and
+// reported: the result of a write (or of holding one), or a verdict that
+// writes nothing reported as it is (Reported).
 type Outcome string
 
 // Outcomes recorded per asset.
 const (
-	// Included: active and ready to sync (evaluation only).
-	Included Outcome = "Included"
-	// Inactive: an opt-in condition does not hold.
-	Inactive Outcome = "Inactive"
-	// Excluded by the HCO's disabled-resources annotation.
-	Excluded Outcome = "Excluded"
-	// Unmanaged: the live object opted out with platform.kubevirt.io/mode.
-	Unmanaged Outcome = "Unmanaged"
-	// Invalid: a user annotation on the object is malformed; the object is left as is.
-	Invalid Outcome = "Invalid"
-	// MissingDependency: the kind's CRD (or the gate CRD) is not installed.
-	MissingDependency Outcome = "MissingDependency"
-	// Failed: rendering or an API call failed.
-	Failed Outcome = "Failed"
-
 	// Applied: a write created or corrected the object.
 	Applied Outcome = "Applied"
 	// Unchanged: already in sync, nothing written.
 	Unchanged Outcome = "Unchanged"
 	// Throttled: drift persists but the write budget is spent.
 	Throttled Outcome = "Throttled"
-	// Deleted: an inactive opt-in asset's object was removed.
-	Deleted Outcome = "Deleted"
-	// Retained: the user's switch is still on but a derived fact
-	// (hardware, topology) stopped holding; the object the autopilot
-	// created is kept as it is and not written until the fact holds again.
-	Retained Outcome = "Retained"
-	// Conflict: another actor's object configures the same thing and the
-	// autopilot's would silently override it (a second KubeletConfig on a
-	// pool); nothing is written until a person decides.
-	Conflict Outcome = "Conflict"
-	// Paused: the HCO's platform.kubevirt.io/autopilot switch leaves this
-	// asset out; its object is left exactly as it is, never deleted.
-	Paused Outcome = "Paused"
 	// Settling: a derived fact changed and asks for a write that reboots
 	// a pool or changes remediation; it waits until the fact has held for
-	// the settle period.
+	// the settle period (or the pool MCO reports busy settles).
 	Settling Outcome = "Settling"
+	// Deleted: an inactive opt-in asset's object was removed.
+	Deleted Outcome = "Deleted"
+	// Failed: rendering, a read or a write failed.
+	Failed Outcome = "Failed"
+
+	// Verdicts that write nothing, reported as they are.
+	Inactive          = Outcome(VerdictInactive)
+	Retained          = Outcome(VerdictRetained)
+	Excluded          = Outcome(VerdictExcluded)
+	Unmanaged         = Outcome(VerdictUnmanaged)
+	Invalid           = Outcome(VerdictInvalid)
+	MissingDependency = Outcome(VerdictMissingDependency)
+	Conflict          = Outcome(VerdictConflict)
+	Paused            = Outcome(VerdictPaused)
 )
+
+// Outcomes lists every recorded outcome (one metric series each).
+var Outcomes = []Outcome{Applied, Unchanged, Excluded, Unmanaged, Throttled, Invalid, MissingDependency,
+	Inactive, Retained, Paused, Conflict, Failed, Deleted, Settling}
+
+// Reported is the outcome of a verdict that writes nothing: recorded as
+// it is, with its reason.
+func Reported(d *Decision) Result {
+	return Result{Outcome: Outcome(d.Verdict), Reason: d.Reason}
+}
 
 // Decision is the evaluation of one asset.
 type Decision struct {
 	Asset   *catalog.Asset
-	Outcome Outcome
+	Verdict Verdict
 	Reason  string
 	// IntentOff: Inactive because a person's switch is off (an HCO
 	// annotation, feature gate or field), not because a derived fact
@@ -86,7 +119,7 @@ type Decision struct {
 	Live *unstructured.Unstructured
 	// Customizations lists the user annotations in effect (patch, ignore-fields, unmanaged).
 	Customizations []string
-	// Annotation names the malformed user annotation when Outcome is
+	// Annotation names the malformed user annotation when the verdict is
 	// Invalid, and InvalidReason says what is wrong with it.
 	Annotation    string
 	InvalidReason InvalidReason
@@ -97,7 +130,7 @@ type Decision struct {
 	// object whose write reboots or changes remediation (pkg/settle).
 	FactPrint string
 	// Held: the asset's backoff after a failure has not expired, so it was
-	// not evaluated (Outcome Failed); its last recorded state stands.
+	// not evaluated (VerdictFailed); its last recorded state stands.
 	Held bool
 	// Unresolved lists ignore-fields pointers that resolve neither on the
 	// live object nor in the desired state: harmless, reported.

@@ -119,7 +119,7 @@ func ObjectKey(u *unstructured.Unstructured) string {
 // live object may go is the Guard's decision.
 func RemovalCandidate(d *Decision, rc *rendercontext.RenderContext) *unstructured.Unstructured {
 	obj := d.Rendered
-	if d.Outcome != Inactive || !d.IntentOff || !d.Asset.OptIn() || d.Asset.Shared || obj == nil || !rc.KindAvailable(obj.GroupVersionKind()) {
+	if d.Verdict != VerdictInactive || !d.IntentOff || !d.Asset.OptIn() || d.Asset.Shared || obj == nil || !rc.KindAvailable(obj.GroupVersionKind()) {
 		return nil
 	}
 	return obj

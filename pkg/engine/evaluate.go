@@ -44,7 +44,7 @@ type Evaluator struct {
 func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *rendercontext.RenderContext, live LiveReader) Decision {
 	d := Decision{Asset: a}
 	if c, waiting := Waiting(a, rc); waiting {
-		d.Outcome = MissingDependency
+		d.Verdict = VerdictMissingDependency
 		d.Reason = "waiting: " + c.String()
 		if c.Type == catalog.CondImage {
 			d.Reason = fmt.Sprintf("waiting for the operand image %s: set %s on the autopilot's Deployment (OLM sets it from the bundle)", c.Name, catalog.ImageEnv(c.Name))
@@ -55,7 +55,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	ok, why, intentOff, err := ConditionsHold(a, rc)
 	if _, invalid := annotations.AsInvalid(err); err != nil && !invalid {
 		// A fact that cannot be known is never read as false.
-		d.Outcome, d.Reason = Failed, err.Error()
+		d.Verdict, d.Reason = VerdictFailed, err.Error()
 		return d
 	}
 	if err != nil {
@@ -65,7 +65,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		return d
 	}
 	if !ok {
-		d.Outcome, d.Reason, d.IntentOff = Inactive, why, intentOff
+		d.Verdict, d.Reason, d.IntentOff = VerdictInactive, why, intentOff
 		// Still render (best effort) so the caller knows which object the
 		// asset owns, to remove or retain it.
 		d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
@@ -83,26 +83,26 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			e.invalidInput(ctx, &d, rc, live, err)
 			return d
 		}
-		d.Outcome, d.Reason = Failed, err.Error()
+		d.Verdict, d.Reason = VerdictFailed, err.Error()
 		return d
 	}
 	d.Rendered = obj
 	gvk := obj.GroupVersionKind()
 	if !rc.KindAvailable(gvk) {
-		d.Outcome, d.Reason = MissingDependency, fmt.Sprintf("%s is not served by the cluster (CRD not installed)", gvkString(gvk))
+		d.Verdict, d.Reason = VerdictMissingDependency, fmt.Sprintf("%s is not served by the cluster (CRD not installed)", gvkString(gvk))
 		return d
 	}
 	if a.GateCRD != "" && !rc.CRDInstalled(a.GateCRD) {
-		d.Outcome, d.Reason = MissingDependency, fmt.Sprintf("CRD %s is not installed", a.GateCRD)
+		d.Verdict, d.Reason = VerdictMissingDependency, fmt.Sprintf("CRD %s is not installed", a.GateCRD)
 		return d
 	}
 	if r, hit := rc.Exclusions.Match(obj.GetKind(), obj.GetNamespace(), obj.GetName()); hit {
-		d.Outcome, d.Reason = Excluded, fmt.Sprintf("listed in HCO %s as %q", annotations.DisabledResources, r.String())
+		d.Verdict, d.Reason = VerdictExcluded, fmt.Sprintf("listed in HCO %s as %q", annotations.DisabledResources, r.String())
 		return d
 	}
 	if live != nil {
 		if d.Live, err = live.Live(ctx, gvk, obj.GetNamespace(), obj.GetName()); err != nil {
-			d.Outcome, d.Reason = Failed, fmt.Sprintf("read live object: %v", err)
+			d.Verdict, d.Reason = VerdictFailed, fmt.Sprintf("read live object: %v", err)
 			return d
 		}
 	}
@@ -110,7 +110,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		// Templates that keep some of the live state (for example the
 		// descheduler's preserved profiles) render again, seeing it.
 		if obj, err = e.Renderer.Render(a.Path, rc, a.Params, d.Live); err != nil {
-			d.Outcome, d.Reason = Failed, err.Error()
+			d.Verdict, d.Reason = VerdictFailed, err.Error()
 			return d
 		}
 		d.Rendered = obj
@@ -123,10 +123,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		switch {
 		case err != nil:
 			// An opt-out that is not understood is read as the opt-out.
-			d.Outcome, d.Annotation, d.Reason, d.InvalidReason = Invalid, annotations.Mode, err.Error()+"; the object is left as it is", Malformed
+			d.Verdict, d.Annotation, d.Reason, d.InvalidReason = VerdictInvalid, annotations.Mode, err.Error()+"; the object is left as it is", Malformed
 			return d
 		case mode == annotations.ModeUnmanagedValue:
-			d.Outcome, d.Reason = Unmanaged, fmt.Sprintf("object is annotated %s=%s", annotations.Mode, annotations.ModeUnmanaged)
+			d.Verdict, d.Reason = VerdictUnmanaged, fmt.Sprintf("object is annotated %s=%s", annotations.Mode, annotations.ModeUnmanaged)
 			d.Customizations = []string{"unmanaged"}
 			return d
 		}
@@ -137,7 +137,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 				desired, err = overrides.ApplyPatch(desired, patch)
 			}
 			if err != nil {
-				d.Outcome, d.Annotation, d.Reason, d.InvalidReason = Invalid, annotations.Patch, err.Error(), invalidReason(err)
+				d.Verdict, d.Annotation, d.Reason, d.InvalidReason = VerdictInvalid, annotations.Patch, err.Error(), invalidReason(err)
 				return d
 			}
 		}
@@ -148,7 +148,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 				d.Unresolved = overrides.Mask(desired, d.Live, ptrs, annotations.FieldManager, d.Structure)
 			}
 			if err != nil {
-				d.Outcome, d.Annotation, d.Reason, d.InvalidReason = Invalid, annotations.IgnoreFields, err.Error(), invalidReason(err)
+				d.Verdict, d.Annotation, d.Reason, d.InvalidReason = VerdictInvalid, annotations.IgnoreFields, err.Error(), invalidReason(err)
 				return d
 			}
 		}
@@ -157,10 +157,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	clash, err := Clash(a, desired, rc)
 	switch {
 	case err != nil:
-		d.Outcome, d.Reason = Failed, err.Error()
+		d.Verdict, d.Reason = VerdictFailed, err.Error()
 		return d
 	case clash != "":
-		d.Outcome, d.Reason = Conflict, clash
+		d.Verdict, d.Reason = VerdictConflict, clash
 		return d
 	}
 	if gvk == rendercontext.KubeletConfigGVK {
@@ -169,10 +169,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		spec, _, _ := unstructured.NestedMap(desired.Object, "spec")
 		if err := reservation.Check(spec); err != nil {
 			if slices.Contains(d.Customizations, "patch") {
-				d.Outcome, d.Annotation, d.InvalidReason = Invalid, annotations.Patch, Unsafe
+				d.Verdict, d.Annotation, d.InvalidReason = VerdictInvalid, annotations.Patch, Unsafe
 				d.Reason = "the patched KubeletConfig would stop the pool's kubelets from starting: " + err.Error()
 			} else {
-				d.Outcome, d.Reason = Failed, "rendered KubeletConfig fails the node's checks (a template bug): "+err.Error()
+				d.Verdict, d.Reason = VerdictFailed, "rendered KubeletConfig fails the node's checks (a template bug): "+err.Error()
 			}
 			return d
 		}
@@ -180,7 +180,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	stamp(desired, a)
 	if Settles(a, gvk.Kind) {
 		if d.FactPrint, err = FactPrint(a, rc); err != nil {
-			d.Outcome, d.Reason = Failed, err.Error()
+			d.Verdict, d.Reason = VerdictFailed, err.Error()
 			return d
 		}
 		setAnnotation(desired, annotations.Facts, d.FactPrint)
@@ -198,7 +198,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		}
 	}
 	d.Desired = desired
-	d.Outcome = Included
+	d.Verdict = VerdictIncluded
 	return d
 }
 
@@ -219,7 +219,7 @@ func (e *Evaluator) inactive(ctx context.Context, d *Decision, rc *rendercontext
 	}
 	if err != nil {
 		// Unknown is never read as absent, nor as a reason to delete.
-		d.Outcome, d.Reason = Failed, fmt.Sprintf("read live object: %v", err)
+		d.Verdict, d.Reason = VerdictFailed, fmt.Sprintf("read live object: %v", err)
 		return
 	}
 	if !CreatedFor(d, o) {
@@ -229,14 +229,14 @@ func (e *Evaluator) inactive(ctx context.Context, d *Decision, rc *rendercontext
 	why, cascades := Cascades(o)
 	switch {
 	case d.Asset.Shared:
-		d.Outcome = Retained
+		d.Verdict = VerdictRetained
 		d.Reason += "; the object is shared (another operator reads it, an admin may have written it): kept as it is, with what was merged into it"
 	case !d.IntentOff || !d.Asset.OptIn():
-		d.Outcome = Retained
+		d.Verdict = VerdictRetained
 		d.Reason += "; the object it created is kept as it is and not written until it holds again"
 	case cascades:
 		// Turned off, but its deletion would take more than the autopilot's.
-		d.Outcome = Retained
+		d.Verdict = VerdictRetained
 		d.Reason += "; " + why
 	}
 }
@@ -246,7 +246,7 @@ func (e *Evaluator) inactive(ctx context.Context, d *Decision, rc *rendercontext
 // report; it is neither written nor removed.
 func (e *Evaluator) invalidInput(ctx context.Context, d *Decision, rc *rendercontext.RenderContext, live LiveReader, err error) {
 	inv, _ := annotations.AsInvalid(err)
-	d.Outcome, d.Reason, d.InvalidReason = Invalid, err.Error()+"; the asset is left as it is", Malformed
+	d.Verdict, d.Reason, d.InvalidReason = VerdictInvalid, err.Error()+"; the asset is left as it is", Malformed
 	if inv != nil {
 		d.Annotation = inv.Annotation
 	}

@@ -66,39 +66,39 @@ func TestEvaluateOutcomes(t *testing.T) {
 		hco    map[string]string
 		asset  string
 		live   liveMap
-		want   engine.Outcome
+		want   engine.Verdict
 		reason string
 	}{
-		{"always-on asset included", nil, "psi-enable", nil, engine.Included, ""},
-		{"opt-in off", nil, "descheduler-loadaware", nil, engine.Inactive, "enable-loadaware"},
-		{"opt-in on", map[string]string{"platform.kubevirt.io/enable-loadaware": "true"}, "descheduler-loadaware", nil, engine.Included, ""},
-		{"opt-in needs the exact value", map[string]string{"platform.kubevirt.io/enable-loadaware": "false"}, "descheduler-loadaware", nil, engine.Inactive, ""},
-		{"root exclusion", map[string]string{annotations.DisabledResources: "MachineConfig/99-*-psi-karg"}, "psi-enable", nil, engine.Excluded, "disabled-resources"},
-		{"unmanaged", nil, "psi-enable", withAnn(annotations.Mode, annotations.ModeUnmanaged), engine.Unmanaged, ""},
-		{"invalid patch", nil, "psi-enable", withAnn(annotations.Patch, `[{"op":"replace","path":"/kind","value":"X"}]`), engine.Invalid, "protected"},
-		{"patch that does not apply", nil, "psi-enable", withAnn(annotations.Patch, `[{"op":"remove","path":"/spec/nothing"}]`), engine.Invalid, "does not apply"},
-		{"invalid ignore-fields", nil, "psi-enable", withAnn(annotations.IgnoreFields, "spec/x"), engine.Invalid, "must start"},
-		{"schedulable masters off", nil, "psi-enable-master", nil, engine.Inactive, "schedulableMasters"},
+		{"always-on asset included", nil, "psi-enable", nil, engine.VerdictIncluded, ""},
+		{"opt-in off", nil, "descheduler-loadaware", nil, engine.VerdictInactive, "enable-loadaware"},
+		{"opt-in on", map[string]string{"platform.kubevirt.io/enable-loadaware": "true"}, "descheduler-loadaware", nil, engine.VerdictIncluded, ""},
+		{"opt-in needs the exact value", map[string]string{"platform.kubevirt.io/enable-loadaware": "false"}, "descheduler-loadaware", nil, engine.VerdictInactive, ""},
+		{"root exclusion", map[string]string{annotations.DisabledResources: "MachineConfig/99-*-psi-karg"}, "psi-enable", nil, engine.VerdictExcluded, "disabled-resources"},
+		{"unmanaged", nil, "psi-enable", withAnn(annotations.Mode, annotations.ModeUnmanaged), engine.VerdictUnmanaged, ""},
+		{"invalid patch", nil, "psi-enable", withAnn(annotations.Patch, `[{"op":"replace","path":"/kind","value":"X"}]`), engine.VerdictInvalid, "protected"},
+		{"patch that does not apply", nil, "psi-enable", withAnn(annotations.Patch, `[{"op":"remove","path":"/spec/nothing"}]`), engine.VerdictInvalid, "does not apply"},
+		{"invalid ignore-fields", nil, "psi-enable", withAnn(annotations.IgnoreFields, "spec/x"), engine.VerdictInvalid, "must start"},
+		{"schedulable masters off", nil, "psi-enable-master", nil, engine.VerdictInactive, "schedulableMasters"},
 		// Every input understood or reported, never read as off.
-		{"switch in another spelling", map[string]string{"platform.kubevirt.io/enable-loadaware": " Yes"}, "descheduler-loadaware", nil, engine.Included, ""},
-		{"switch not understood", map[string]string{"platform.kubevirt.io/enable-loadaware": "ture"}, "descheduler-loadaware", nil, engine.Invalid, "accepted: true/false"},
-		{"switch present and empty", map[string]string{"platform.kubevirt.io/enable-loadaware": ""}, "descheduler-loadaware", nil, engine.Invalid, "not understood"},
-		{"unmanaged in another case", nil, "psi-enable", withAnn(annotations.Mode, " Unmanaged"), engine.Unmanaged, ""},
-		{"mode not understood", nil, "psi-enable", withAnn(annotations.Mode, "unmanged"), engine.Invalid, "left as it is"},
-		{"explicit managed", nil, "psi-enable", withAnn(annotations.Mode, "managed"), engine.Included, ""},
-		{"patch as YAML", nil, "psi-enable", withAnn(annotations.Patch, "- op: add\n  path: /metadata/labels/x\n  value: y\n"), engine.Included, ""},
-		{"ignore-fields by newlines", nil, "psi-enable", withAnn(annotations.IgnoreFields, "/spec/kernelArguments\n/spec/config\n"), engine.Included, ""},
+		{"switch in another spelling", map[string]string{"platform.kubevirt.io/enable-loadaware": " Yes"}, "descheduler-loadaware", nil, engine.VerdictIncluded, ""},
+		{"switch not understood", map[string]string{"platform.kubevirt.io/enable-loadaware": "ture"}, "descheduler-loadaware", nil, engine.VerdictInvalid, "accepted: true/false"},
+		{"switch present and empty", map[string]string{"platform.kubevirt.io/enable-loadaware": ""}, "descheduler-loadaware", nil, engine.VerdictInvalid, "not understood"},
+		{"unmanaged in another case", nil, "psi-enable", withAnn(annotations.Mode, " Unmanaged"), engine.VerdictUnmanaged, ""},
+		{"mode not understood", nil, "psi-enable", withAnn(annotations.Mode, "unmanged"), engine.VerdictInvalid, "left as it is"},
+		{"explicit managed", nil, "psi-enable", withAnn(annotations.Mode, "managed"), engine.VerdictIncluded, ""},
+		{"patch as YAML", nil, "psi-enable", withAnn(annotations.Patch, "- op: add\n  path: /metadata/labels/x\n  value: y\n"), engine.VerdictIncluded, ""},
+		{"ignore-fields by newlines", nil, "psi-enable", withAnn(annotations.IgnoreFields, "/spec/kernelArguments\n/spec/config\n"), engine.VerdictIncluded, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			d := evaluate(t, tc.hco, tc.asset, tc.live)
-			if d.Outcome != tc.want {
-				t.Fatalf("outcome %s (%s), want %s", d.Outcome, d.Reason, tc.want)
+			if d.Verdict != tc.want {
+				t.Fatalf("outcome %s (%s), want %s", d.Verdict, d.Reason, tc.want)
 			}
 			if tc.reason != "" && !strings.Contains(d.Reason, tc.reason) {
 				t.Fatalf("reason %q should mention %q", d.Reason, tc.reason)
 			}
-			if d.Outcome == engine.Included {
+			if d.Verdict == engine.VerdictIncluded {
 				if d.Desired.GetLabels()[annotations.ManagedByLabel] != annotations.ManagedByValue {
 					t.Fatal("desired objects carry the managed-by label")
 				}
@@ -115,15 +115,15 @@ func TestEvaluateMissingDependency(t *testing.T) {
 	rc.AssumeAllKinds = false
 	a, _ := cat.Get("descheduler-loadaware")
 	d := ev.Evaluate(context.Background(), a, rc, nil)
-	if d.Outcome != engine.MissingDependency {
-		t.Fatalf("got %s", d.Outcome)
+	if d.Verdict != engine.VerdictMissingDependency {
+		t.Fatalf("got %s", d.Verdict)
 	}
 	// An inactive opt-in asset is never reported as a missing dependency.
 	ev, cat, rc = setup(t, nil)
 	rc.AssumeAllKinds = false
 	a, _ = cat.Get("descheduler-loadaware")
-	if d := ev.Evaluate(context.Background(), a, rc, nil); d.Outcome != engine.Inactive {
-		t.Fatalf("got %s", d.Outcome)
+	if d := ev.Evaluate(context.Background(), a, rc, nil); d.Verdict != engine.VerdictInactive {
+		t.Fatalf("got %s", d.Verdict)
 	}
 }
 
@@ -187,8 +187,8 @@ func TestInvalidReasonCodes(t *testing.T) {
 		{annotations.IgnoreFields, "spec/x", engine.Malformed},
 	} {
 		d := evaluate(t, nil, "psi-enable", live(tc.key, tc.value))
-		if d.Outcome != engine.Invalid || d.InvalidReason != tc.want || d.Annotation != tc.key {
-			t.Errorf("%s=%s: got %s/%s/%s, want Invalid/%s/%s", tc.key, tc.value, d.Outcome, d.Annotation, d.InvalidReason, tc.key, tc.want)
+		if d.Verdict != engine.VerdictInvalid || d.InvalidReason != tc.want || d.Annotation != tc.key {
+			t.Errorf("%s=%s: got %s/%s/%s, want VerdictInvalid/%s/%s", tc.key, tc.value, d.Verdict, d.Annotation, d.InvalidReason, tc.key, tc.want)
 		}
 	}
 }
@@ -218,15 +218,15 @@ assets:
 		rc.AssumeAllKinds = true
 		return ev.Evaluate(context.Background(), a, rc, nil)
 	}
-	if d := eval(true, nil); d.Outcome != engine.MissingDependency || !strings.Contains(d.Reason, "RELATED_IMAGE_EXPORTER") {
-		t.Fatalf("switch on, no image: %s %q", d.Outcome, d.Reason)
+	if d := eval(true, nil); d.Verdict != engine.VerdictMissingDependency || !strings.Contains(d.Reason, "RELATED_IMAGE_EXPORTER") {
+		t.Fatalf("switch on, no image: %s %q", d.Verdict, d.Reason)
 	}
-	if d := eval(false, nil); d.Outcome != engine.Inactive || !d.IntentOff {
-		t.Fatalf("switch off: %s", d.Outcome)
+	if d := eval(false, nil); d.Verdict != engine.VerdictInactive || !d.IntentOff {
+		t.Fatalf("switch off: %s", d.Verdict)
 	}
 	d := eval(true, map[string]string{"exporter": "quay.io/e:1"})
-	if d.Outcome != engine.Included {
-		t.Fatalf("switch on, image set: %s %q", d.Outcome, d.Reason)
+	if d.Verdict != engine.VerdictIncluded {
+		t.Fatalf("switch on, image set: %s %q", d.Verdict, d.Reason)
 	}
 	if got, _, _ := unstructured.NestedString(d.Desired.Object, "data", "image"); got != "quay.io/e:1" {
 		t.Fatalf("image rendered as %q", got)

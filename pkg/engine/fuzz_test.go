@@ -46,8 +46,8 @@ func FuzzOptInAnnotations(f *testing.F) {
 			if !understood && readsASwitch(d.Asset) {
 				// Left as it is: Invalid, or waiting for an HCO that is
 				// itself Invalid; never written, never turned off.
-				if d.Outcome == engine.Included || d.Outcome == engine.Inactive || d.IntentOff {
-					t.Fatalf("asset %s with switch value %q: outcome %s IntentOff=%v, want it left as it is", d.Asset.Name, v, d.Outcome, d.IntentOff)
+				if d.Verdict == engine.VerdictIncluded || d.Verdict == engine.VerdictInactive || d.IntentOff {
+					t.Fatalf("asset %s with switch value %q: outcome %s IntentOff=%v, want it left as it is", d.Asset.Name, v, d.Verdict, d.IntentOff)
 				}
 				continue
 			}

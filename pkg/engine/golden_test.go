@@ -124,8 +124,8 @@ func TestRenderGoldens(t *testing.T) {
 			rc.AssumeAllKinds = true
 			var out bytes.Buffer
 			for _, d := range ev.Plan(context.Background(), cat, rc, nil, engine.Preview(rc)) {
-				out.WriteString("---\n# asset: " + d.Asset.Name + " (" + string(d.Outcome) + ")\n")
-				if d.Outcome != engine.Included {
+				out.WriteString("---\n# asset: " + d.Asset.Name + " (" + string(d.Verdict) + ")\n")
+				if d.Verdict != engine.VerdictIncluded {
 					out.WriteString("# " + d.Reason + "\n")
 					continue
 				}

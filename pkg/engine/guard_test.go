@@ -162,8 +162,8 @@ func TestInactiveAssetWithUnreadableLiveFails(t *testing.T) {
 	ev, cat, rc := setup(t, map[string]string{"platform.kubevirt.io/enable-pci-passthrough": "false"})
 	a, _ := cat.Get("pci-passthrough")
 	d := ev.Evaluate(context.Background(), a, rc, failingReader{})
-	if d.Outcome != engine.Failed || engine.RemovalCandidate(&d, rc) != nil {
-		t.Fatalf("got %s %q", d.Outcome, d.Reason)
+	if d.Verdict != engine.VerdictFailed || engine.RemovalCandidate(&d, rc) != nil {
+		t.Fatalf("got %s %q", d.Verdict, d.Reason)
 	}
 }
 

@@ -505,8 +505,8 @@ func TestHostileClusterValues(t *testing.T) {
 			benign, benignHeads := evalAll(in, in.benign)
 			for _, name := range in.reads {
 				for _, d := range benign {
-					if d.Asset.Name == name && d.Outcome != engine.Included {
-						t.Fatalf("benign %v: %s is %s (%s), want it rendered", in.benign, name, d.Outcome, d.Reason)
+					if d.Asset.Name == name && d.Verdict != engine.VerdictIncluded {
+						t.Fatalf("benign %v: %s is %s (%s), want it rendered", in.benign, name, d.Verdict, d.Reason)
 					}
 				}
 			}
@@ -547,20 +547,20 @@ func TestHostileClusterValues(t *testing.T) {
 					if p := kernelArgsProblem(renderedObject(d)); p != "" {
 						t.Errorf("%.40q: %s: %s", v, name, p)
 					}
-					if d.Outcome != b.Outcome {
-						changed[fmt.Sprintf("%s %s", name, d.Outcome)]++
+					if d.Verdict != b.Verdict {
+						changed[fmt.Sprintf("%s %s", name, d.Verdict)]++
 					}
 					switch {
-					case d.Outcome == engine.Invalid || d.Outcome == engine.Failed:
+					case d.Verdict == engine.VerdictInvalid || d.Verdict == engine.VerdictFailed:
 						// Refused; it must say why, briefly.
 						if d.Reason == "" || len(d.Reason) > 4096 {
-							t.Errorf("%.40q: %s is %s with a reason of %d bytes", v, name, d.Outcome, len(d.Reason))
+							t.Errorf("%.40q: %s is %s with a reason of %d bytes", v, name, d.Verdict, len(d.Reason))
 						}
-						if in.annotation != "" && b.Outcome != d.Outcome && (d.Outcome != engine.Invalid || d.Annotation != in.annotation) {
-							t.Errorf("%.40q: %s is %s naming %q (%s), want Invalid naming %s", v, name, d.Outcome, d.Annotation, d.Reason, in.annotation)
+						if in.annotation != "" && b.Verdict != d.Verdict && (d.Verdict != engine.VerdictInvalid || d.Annotation != in.annotation) {
+							t.Errorf("%.40q: %s is %s naming %q (%s), want Invalid naming %s", v, name, d.Verdict, d.Annotation, d.Reason, in.annotation)
 						}
-					case d.Outcome != b.Outcome:
-						t.Errorf("%.40q: %s is %s (%s), %s with the benign value", v, name, d.Outcome, d.Reason, b.Outcome)
+					case d.Verdict != b.Verdict:
+						t.Errorf("%.40q: %s is %s (%s), %s with the benign value", v, name, d.Verdict, d.Reason, b.Verdict)
 					default:
 						got, want := renderedObject(d), renderedObject(b)
 						if (got == nil) != (want == nil) {
@@ -571,7 +571,7 @@ func TestHostileClusterValues(t *testing.T) {
 							continue
 						}
 						if diff := diffPaths(keyPaths(got, norm), keyPaths(want, norm)); diff != "" {
-							t.Errorf("%.40q: %s (%s): structure differs from the benign render: %s", v, name, d.Outcome, diff)
+							t.Errorf("%.40q: %s (%s): structure differs from the benign render: %s", v, name, d.Verdict, diff)
 						}
 					}
 				}

@@ -61,7 +61,7 @@ func TestKubeletConfigsANodeAccepts(t *testing.T) {
 				rc.AssumeAllKinds = true
 				perPool := map[string]string{}
 				for _, d := range ev.Plan(context.Background(), cat, rc, nil, engine.Preview(rc)) {
-					if d.Outcome != engine.Included || d.Desired.GetKind() != "KubeletConfig" {
+					if d.Verdict != engine.VerdictIncluded || d.Desired.GetKind() != "KubeletConfig" {
 						continue
 					}
 					where := fmt.Sprintf("%s, CPUManager=%v, switch %q: %s", topo, gate, sw, d.Desired.GetName())
@@ -99,14 +99,14 @@ func TestUnsafeKubeletPatchIsRefused(t *testing.T) {
 	live.SetGroupVersionKind(rendercontext.KubeletConfigGVK)
 	live.SetName("kubevirt-kubelet-worker")
 	a, _ := cat.Get("kubelet-worker")
-	for patch, want := range map[string]engine.Outcome{
-		`[{"op":"replace","path":"/spec/kubeletConfig/kubeReserved/memory","value":"2Gi"}]`: engine.Invalid,
-		`[{"op":"replace","path":"/spec/kubeletConfig/maxPods","value":300}]`:               engine.Included,
+	for patch, want := range map[string]engine.Verdict{
+		`[{"op":"replace","path":"/spec/kubeletConfig/kubeReserved/memory","value":"2Gi"}]`: engine.VerdictInvalid,
+		`[{"op":"replace","path":"/spec/kubeletConfig/maxPods","value":300}]`:               engine.VerdictIncluded,
 	} {
 		live.SetAnnotations(map[string]string{"platform.kubevirt.io/patch": patch})
 		d := ev.Evaluate(context.Background(), a, rc, liveMap{"KubeletConfig//kubevirt-kubelet-worker": live})
-		if d.Outcome != want || (want == engine.Invalid && d.InvalidReason != engine.Unsafe) {
-			t.Errorf("%s: %s (%s) %s, want %s", patch, d.Outcome, d.InvalidReason, d.Reason, want)
+		if d.Verdict != want || (want == engine.VerdictInvalid && d.InvalidReason != engine.Unsafe) {
+			t.Errorf("%s: %s (%s) %s, want %s", patch, d.Verdict, d.InvalidReason, d.Reason, want)
 		}
 	}
 }

@@ -53,19 +53,19 @@ func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *renderco
 		case held:
 			// Its last failure's backoff has not expired: no render, no
 			// read, no write until then, whatever triggered this pass.
-			d = Decision{Asset: a, Outcome: Failed, Reason: why, Held: true}
+			d = Decision{Asset: a, Verdict: VerdictFailed, Reason: why, Held: true}
 		case ok && unconverged != "" && e.readsHCO(a):
-			d = Decision{Asset: a, Outcome: MissingDependency, AwaitsHCO: true,
+			d = Decision{Asset: a, Verdict: VerdictMissingDependency, AwaitsHCO: true,
 				Reason: "waiting for the HyperConverged to converge (" + unconverged + "): it renders from the effective HCO, so its object is kept as last applied"}
 			d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
 		case ok:
 			d = e.Evaluate(ctx, a, rc, live)
-			if unsure != "" && d.Rendered != nil && (d.Outcome == Included || (d.Outcome == Inactive && d.IntentOff)) && Settles(a, d.Rendered.GetKind()) {
-				d.Outcome, d.Annotation, d.InvalidReason, d.Desired = Invalid, annotations.DisabledResources, Malformed, nil
+			if unsure != "" && d.Rendered != nil && (d.Verdict == VerdictIncluded || (d.Verdict == VerdictInactive && d.IntentOff)) && Settles(a, d.Rendered.GetKind()) {
+				d.Verdict, d.Annotation, d.InvalidReason, d.Desired = VerdictInvalid, annotations.DisabledResources, Malformed, nil
 				d.Reason = unsure + ": it may have meant this object, which reboots a pool or changes remediation, so it is left as it is until the entry is fixed"
 			}
 		default:
-			d = Decision{Asset: a, Outcome: Paused, Reason: why}
+			d = Decision{Asset: a, Verdict: VerdictPaused, Reason: why}
 			// Only the head naming its object, for reports (which object
 			// is paused, what a disabled-resources entry matches).
 			d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
@@ -86,7 +86,7 @@ func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *renderco
 // state is merged into the current HCO, as an apply would.
 func Preview(rc *rendercontext.RenderContext) Step {
 	return func(d *Decision) StepResult {
-		if d.Outcome == Included && d.Desired.GroupVersionKind() == rendercontext.HCOGVK {
+		if d.Verdict == VerdictIncluded && d.Desired.GroupVersionKind() == rendercontext.HCOGVK {
 			return StepResult{HCO: MergeApplied(rc.HCOObject(), d.Desired)}
 		}
 		return StepResult{}
@@ -134,9 +134,9 @@ func hcoUnconverged(d *Decision, res StepResult) string {
 	if res.Unconverged != "" {
 		return res.Unconverged
 	}
-	switch d.Outcome {
-	case Invalid, Failed, MissingDependency, Conflict, Throttled:
-		return string(d.Outcome) + ": " + d.Reason
+	switch d.Verdict {
+	case VerdictInvalid, VerdictFailed, VerdictMissingDependency, VerdictConflict:
+		return string(d.Verdict) + ": " + d.Reason
 	}
 	return ""
 }

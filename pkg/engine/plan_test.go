@@ -27,14 +27,14 @@ func TestDependentsWaitForTheHCOToConverge(t *testing.T) {
 		}
 		reads := ev.Renderer.ReadsHCO(d.Asset.Path)
 		switch {
-		case reads && d.Outcome != engine.MissingDependency:
-			t.Errorf("asset %s reads the HCO but is %s while it has not converged", d.Asset.Name, d.Outcome)
+		case reads && d.Verdict != engine.VerdictMissingDependency:
+			t.Errorf("asset %s reads the HCO but is %s while it has not converged", d.Asset.Name, d.Verdict)
 		case reads:
 			waited++
 			if !strings.Contains(d.Reason, "a fight over /spec/x") {
 				t.Errorf("asset %s: reason %q does not say why", d.Asset.Name, d.Reason)
 			}
-		case d.Outcome == engine.Included:
+		case d.Verdict == engine.VerdictIncluded:
 			proceeded++
 		}
 	}
@@ -53,8 +53,8 @@ func TestDependentsWaitWhileTheHCOIsInBackoff(t *testing.T) {
 	waited := 0
 	for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, func(*engine.Decision) engine.StepResult { return engine.StepResult{} }) {
 		if d.Asset.ReconcileOrder != 0 && ev.Renderer.ReadsHCO(d.Asset.Path) {
-			if d.Outcome != engine.MissingDependency || !d.AwaitsHCO || !strings.Contains(d.Reason, "refused by a webhook") {
-				t.Errorf("asset %s: %s %q while the HCO is in backoff", d.Asset.Name, d.Outcome, d.Reason)
+			if d.Verdict != engine.VerdictMissingDependency || !d.AwaitsHCO || !strings.Contains(d.Reason, "refused by a webhook") {
+				t.Errorf("asset %s: %s %q while the HCO is in backoff", d.Asset.Name, d.Verdict, d.Reason)
 			}
 			waited++
 		}
@@ -78,11 +78,11 @@ func TestExclusionNotUnderstoodHoldsRebootingAssets(t *testing.T) {
 	} {
 		ev, cat, rc := setup(t, map[string]string{annotations.DisabledResources: value})
 		for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview(rc)) {
-			if d.Asset.Name == "psi-enable" && (d.Outcome == engine.Invalid) != held {
-				t.Errorf("%q: psi-enable %s (%s), held=%v wanted", value, d.Outcome, d.Reason, held)
+			if d.Asset.Name == "psi-enable" && (d.Verdict == engine.VerdictInvalid) != held {
+				t.Errorf("%q: psi-enable %s (%s), held=%v wanted", value, d.Verdict, d.Reason, held)
 			}
-			if d.Asset.Name == "hco-golden-config" && d.Outcome != engine.Included {
-				t.Errorf("%q: the golden config (no reboot) is %s", value, d.Outcome)
+			if d.Asset.Name == "hco-golden-config" && d.Verdict != engine.VerdictIncluded {
+				t.Errorf("%q: the golden config (no reboot) is %s", value, d.Verdict)
 			}
 		}
 	}

@@ -50,32 +50,58 @@ type Status struct {
 
 // AssetStatus is one of a feature's assets.
 type AssetStatus struct {
-	Name       string         `json:"name"`
-	Object     string         `json:"object,omitempty"`
-	Outcome    engine.Outcome `json:"outcome"`
-	Disruption string         `json:"disruption"`
-	Reason     string         `json:"reason,omitempty"`
+	Name   string `json:"name"`
+	Object string `json:"object,omitempty"`
+	// Outcome is the verdict of the evaluation, or what the controller
+	// last did when only a write could tell (Of's last).
+	Outcome    string `json:"outcome"`
+	Disruption string `json:"disruption"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// Last is what the controller last did with an asset and why; nil (the
+// render CLI) or ok false when nothing was recorded.
+type Last func(asset string) (o engine.Outcome, reason string, ok bool)
+
+// member is one asset of a feature: its decision, and the outcome it
+// reads as (the verdict, or a write's outcome that only a write reveals).
+type member struct {
+	d       *engine.Decision
+	outcome string
+	reason  string
 }
 
 // Of summarizes decisions (one per catalog asset, as engine.Plan returns
 // them, possibly narrowed) into one Status per feature, in catalog order.
-func Of(cat *catalog.Catalog, rc *rendercontext.RenderContext, ds []engine.Decision) []Status {
-	byAsset := make(map[string]*engine.Decision, len(ds))
+// For an included asset, what only a write reveals (a rejected apply, a
+// fight, a write held for settling or a busy pool) comes from last.
+func Of(cat *catalog.Catalog, rc *rendercontext.RenderContext, ds []engine.Decision, last Last) []Status {
+	byAsset := make(map[string]member, len(ds))
 	for i := range ds {
-		byAsset[ds[i].Asset.Name] = &ds[i]
+		d := &ds[i]
+		m := member{d: d, outcome: string(d.Verdict), reason: d.Reason}
+		if last != nil && d.Verdict == engine.VerdictIncluded {
+			if o, why, ok := last(d.Asset.Name); ok {
+				switch o {
+				case engine.Failed, engine.Throttled, engine.MissingDependency, engine.Conflict, engine.Settling:
+					m.outcome, m.reason = string(o), why
+				}
+			}
+		}
+		byAsset[d.Asset.Name] = m
 	}
 	out := make([]Status, 0, len(cat.Features))
 	for i := range cat.Features {
 		f := &cat.Features[i]
 		s := Status{Name: f.Name, Description: f.Description, Maturity: f.Maturity, Switch: f.SwitchAnnotation()}
-		var members []*engine.Decision
+		var members []member
 		for _, n := range f.Members {
-			d := byAsset[n]
-			if d == nil {
+			m, ok := byAsset[n]
+			if !ok {
 				continue
 			}
-			members = append(members, d)
-			s.Assets = append(s.Assets, assetStatus(d))
+			members = append(members, m)
+			s.Assets = append(s.Assets, assetStatus(m))
 		}
 		s.State, s.Reason = state(f, rc, members)
 		if s.State == Active || s.State == Waiting {
@@ -100,8 +126,9 @@ func withReports(f *catalog.Feature, rc *rendercontext.RenderContext, reason str
 	return strings.Join(notes, "; ")
 }
 
-func assetStatus(d *engine.Decision) AssetStatus {
-	as := AssetStatus{Name: d.Asset.Name, Outcome: d.Outcome, Reason: d.Reason, Disruption: string(d.Asset.Disruption)}
+func assetStatus(m member) AssetStatus {
+	d := m.d
+	as := AssetStatus{Name: d.Asset.Name, Outcome: m.outcome, Reason: m.reason, Disruption: string(d.Asset.Disruption)}
 	if t := d.Target(); t != nil {
 		as.Object = t.GetKind() + " " + key(t.GetNamespace(), t.GetName())
 		as.Disruption = engine.DisruptionOf(d).String()
@@ -119,7 +146,7 @@ func key(ns, name string) string {
 // state reads the feature's state from its members' outcomes. The switch
 // decides first (off is off, whatever else holds), then what needs an
 // admin (degraded, waiting), then what is running.
-func state(f *catalog.Feature, rc *rendercontext.RenderContext, ds []*engine.Decision) (State, string) {
+func state(f *catalog.Feature, rc *rendercontext.RenderContext, ds []member) (State, string) {
 	if len(ds) == 0 {
 		return NotApplicable, "none of its assets was evaluated"
 	}
@@ -132,49 +159,51 @@ func state(f *catalog.Feature, rc *rendercontext.RenderContext, ds []*engine.Dec
 			return Off, "the switch is not on in the HCO's annotations"
 		}
 	}
-	if d := first(ds, engine.Paused); d != nil && all(ds, engine.Paused) {
-		return Paused, d.Reason
+	if m, ok := first(ds, engine.Paused); ok && all(ds, engine.Paused) {
+		return Paused, m.reason
 	}
-	if d := first(ds, engine.Failed, engine.Invalid, engine.Conflict, engine.Throttled); d != nil {
-		return Degraded, d.Asset.Name + ": " + string(d.Outcome) + ": " + d.Reason
+	if m, ok := first(ds, engine.Failed, engine.Invalid, engine.Conflict, engine.Throttled); ok {
+		return Degraded, m.d.Asset.Name + ": " + m.outcome + ": " + m.reason
 	}
 	if n := f.Needs; n != nil {
 		if obj, err := rc.Lookup(n.Object.APIVersion, n.Object.Kind, n.Object.Namespace, n.Object.Name); err == nil && obj == nil {
 			return Waiting, "waiting for " + n.Object.String() + ": " + n.What
 		}
 	}
-	if d := first(ds, engine.MissingDependency, engine.Settling); d != nil {
-		return Waiting, d.Asset.Name + ": " + d.Reason
+	if m, ok := first(ds, engine.MissingDependency, engine.Settling); ok {
+		return Waiting, m.d.Asset.Name + ": " + m.reason
 	}
-	if first(ds, engine.Included, engine.Applied, engine.Unchanged) != nil {
-		return Active, ""
+	for _, m := range ds {
+		if m.outcome == string(engine.VerdictIncluded) {
+			return Active, ""
+		}
 	}
-	if d := first(ds, engine.Excluded, engine.Unmanaged); d != nil && all(ds, engine.Excluded, engine.Unmanaged, engine.Inactive) {
-		return Excluded, d.Asset.Name + ": " + d.Reason
+	if m, ok := first(ds, engine.Excluded, engine.Unmanaged); ok && all(ds, engine.Excluded, engine.Unmanaged, engine.Inactive) {
+		return Excluded, m.d.Asset.Name + ": " + m.reason
 	}
-	if d := first(ds, engine.Paused); d != nil {
-		return Paused, d.Reason
+	if m, ok := first(ds, engine.Paused); ok {
+		return Paused, m.reason
 	}
-	d := ds[0]
-	return NotApplicable, d.Asset.Name + ": " + d.Reason
+	m := ds[0]
+	return NotApplicable, m.d.Asset.Name + ": " + m.reason
 }
 
-func first(ds []*engine.Decision, outcomes ...engine.Outcome) *engine.Decision {
-	for _, d := range ds {
+func first(ms []member, outcomes ...engine.Outcome) (member, bool) {
+	for _, m := range ms {
 		for _, o := range outcomes {
-			if d.Outcome == o {
-				return d
+			if m.outcome == string(o) {
+				return m, true
 			}
 		}
 	}
-	return nil
+	return member{}, false
 }
 
-func all(ds []*engine.Decision, outcomes ...engine.Outcome) bool {
-	for _, d := range ds {
+func all(ms []member, outcomes ...engine.Outcome) bool {
+	for _, m := range ms {
 		ok := false
 		for _, o := range outcomes {
-			ok = ok || d.Outcome == o
+			ok = ok || m.outcome == string(o)
 		}
 		if !ok {
 			return false

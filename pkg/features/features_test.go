@@ -38,9 +38,22 @@ assets:
 		rc.SetHCO(u)
 		return rc
 	}
+	// An outcome that is a verdict is the evaluation's; any other is what
+	// the controller last did with an included asset.
+	last := map[string]engine.Outcome{}
 	dec := func(name string, o engine.Outcome, reason string) engine.Decision {
 		a, _ := cat.Get(name)
-		return engine.Decision{Asset: a, Outcome: o, Reason: reason}
+		switch o {
+		case engine.Applied, engine.Unchanged, engine.Throttled, engine.Settling, engine.Failed:
+			last[name] = o
+			return engine.Decision{Asset: a, Verdict: engine.VerdictIncluded, Reason: reason}
+		}
+		delete(last, name)
+		return engine.Decision{Asset: a, Verdict: engine.Verdict(o), Reason: reason}
+	}
+	lastOf := func(asset string) (engine.Outcome, string, bool) {
+		o, ok := last[asset]
+		return o, "last: " + string(o), ok
 	}
 	cases := []struct {
 		name         string
@@ -52,6 +65,8 @@ assets:
 		{"applied", true, engine.Unchanged, engine.Applied, features.Active, features.Active},
 		{"one failed", true, engine.Unchanged, engine.Failed, features.Degraded, features.Active},
 		{"waiting for a CRD", true, engine.MissingDependency, engine.Unchanged, features.Waiting, features.Active},
+		{"a write held", true, engine.Settling, engine.Unchanged, features.Waiting, features.Active},
+		{"a fight", true, engine.Unchanged, engine.Throttled, features.Degraded, features.Active},
 		{"no hardware", true, engine.Inactive, engine.Retained, features.NotApplicable, features.Active},
 		{"excluded", true, engine.Excluded, engine.Unmanaged, features.Excluded, features.Active},
 		{"paused", true, engine.Paused, engine.Paused, features.Paused, features.Active},
@@ -59,7 +74,7 @@ assets:
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := []engine.Decision{dec("f1", tc.f1, "r1"), dec("f2", tc.f2, "r2"), dec("g1", engine.Applied, "")}
-			ss := features.Of(cat, hco(tc.on), ds)
+			ss := features.Of(cat, hco(tc.on), ds, lastOf)
 			if len(ss) != 2 || ss[0].State != tc.wantF || ss[1].State != tc.wantG {
 				t.Fatalf("states: %+v", ss)
 			}
@@ -102,7 +117,7 @@ assets:
 		hco := &unstructured.Unstructured{Object: map[string]any{}}
 		hco.SetAnnotations(map[string]string{"platform.kubevirt.io/enable-f": "true"})
 		rc := rendercontext.New(rendercontext.Facts{HCO: hco, Observed: rendercontext.Observed{Objects: map[rendercontext.ObjectKey]*unstructured.Unstructured{key: tc.obj}}})
-		ss := features.Of(cat, rc, []engine.Decision{{Asset: a, Outcome: engine.Unchanged}})
+		ss := features.Of(cat, rc, []engine.Decision{{Asset: a, Verdict: engine.VerdictIncluded}}, nil)
 		if ss[0].State != tc.want {
 			t.Fatalf("object %v: state %s (%s), want %s", tc.obj != nil, ss[0].State, ss[0].Reason, tc.want)
 		}
@@ -130,19 +145,19 @@ assets:
 		t.Fatal(err)
 	}
 	a, _ := cat.Get("s1")
-	ds := []engine.Decision{{Asset: a, Outcome: engine.Unchanged}}
+	ds := []engine.Decision{{Asset: a, Verdict: engine.VerdictIncluded}}
 	node := func(name string, swap int64) corev1.Node {
 		n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"node-role.kubernetes.io/worker": ""}}}
 		n.Status.NodeInfo.Swap = &corev1.NodeSwapStatus{Capacity: &swap}
 		return n
 	}
 	rc := rendercontext.New(rendercontext.Facts{Nodes: []corev1.Node{node("a", 1<<30), node("b", 0)}})
-	s := features.Of(cat, rc, ds)[0]
+	s := features.Of(cat, rc, ds, nil)[0]
 	if s.State != features.Active || !strings.Contains(s.Reason, "1 of 2 VM nodes report swap") {
 		t.Errorf("a gap is reported: %s %q", s.State, s.Reason)
 	}
 	rc = rendercontext.New(rendercontext.Facts{Nodes: []corev1.Node{node("a", 1<<30), node("b", 1<<30)}})
-	if s := features.Of(cat, rc, ds)[0]; s.Reason != "" {
+	if s := features.Of(cat, rc, ds, nil)[0]; s.Reason != "" {
 		t.Errorf("no gap, no note: %q", s.Reason)
 	}
 	if _, err := catalog.Parse(nil, []byte(`

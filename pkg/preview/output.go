@@ -14,26 +14,24 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
 
-// Status is the CLI's word for an outcome.
-func Status(o engine.Outcome) string {
-	switch o {
-	case engine.Included, engine.Applied, engine.Unchanged, engine.Throttled:
+// Status is the CLI's word for a verdict.
+func Status(v engine.Verdict) string {
+	switch v {
+	case engine.VerdictIncluded:
 		return "INCLUDED"
-	case engine.Inactive, engine.Excluded, engine.Deleted:
+	case engine.VerdictInactive, engine.VerdictExcluded:
 		return "EXCLUDED"
-	case engine.Unmanaged:
+	case engine.VerdictUnmanaged:
 		return "UNMANAGED"
-	case engine.Retained:
+	case engine.VerdictRetained:
 		return "RETAINED"
-	case engine.Paused:
+	case engine.VerdictPaused:
 		return "PAUSED"
-	case engine.Conflict:
+	case engine.VerdictConflict:
 		return "CONFLICT"
-	case engine.MissingDependency:
+	case engine.VerdictMissingDependency:
 		return "MISSING-DEPENDENCY"
-	case engine.Settling:
-		return "SETTLING"
-	case engine.Invalid:
+	case engine.VerdictInvalid:
 		return "INVALID"
 	default:
 		return "ERROR"
@@ -44,7 +42,7 @@ func Status(o engine.Outcome) string {
 type Entry struct {
 	Asset   string         `json:"asset"`
 	Status  string         `json:"status"`
-	Outcome engine.Outcome `json:"outcome"`
+	Outcome engine.Verdict `json:"outcome"`
 	Reason  string         `json:"reason,omitempty"`
 	Object  map[string]any `json:"object,omitempty"`
 }
@@ -54,10 +52,10 @@ func Entries(ds []engine.Decision, all bool) []Entry {
 	var out []Entry
 	for i := range ds {
 		d := &ds[i]
-		if d.Outcome != engine.Included && !all {
+		if d.Verdict != engine.VerdictIncluded && !all {
 			continue
 		}
-		e := Entry{Asset: d.Asset.Name, Status: Status(d.Outcome), Outcome: d.Outcome, Reason: d.Reason}
+		e := Entry{Asset: d.Asset.Name, Status: Status(d.Verdict), Outcome: d.Verdict, Reason: d.Reason}
 		if d.Desired != nil {
 			e.Object = Redact(d.Desired).Object
 		}
@@ -105,10 +103,10 @@ func WriteStatus(w io.Writer, ds []engine.Decision) error {
 		if t := d.Target(); t != nil {
 			obj = engine.ObjectKey(t)
 		}
-		s := Status(d.Outcome)
+		s := Status(d.Verdict)
 		counts[s]++
 		disruption := "-" // nothing would be written
-		if d.Outcome == engine.Included {
+		if d.Verdict == engine.VerdictIncluded {
 			disruption = engine.DisruptionOf(d).String()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Asset.Name, s, obj, disruption, oneLine(d.Reason))

@@ -166,7 +166,7 @@ func (m *manager) converged() bool {
 	}
 	for _, s := range st {
 		switch s.Outcome {
-		case engine.Failed, engine.Throttled, engine.Included:
+		case engine.Failed, engine.Throttled, engine.VerdictIncluded:
 			return false
 		}
 	}

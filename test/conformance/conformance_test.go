@@ -263,12 +263,12 @@ func pass(t *testing.T, ctx context.Context, c client.Client, cat *catalog.Catal
 		for i := range cat.Assets {
 			a := &cat.Assets[i]
 			d := ev.Evaluate(ctx, a, rc, live)
-			switch d.Outcome {
-			case engine.Included:
-			case engine.Inactive, engine.Excluded, engine.Retained:
+			switch d.Verdict {
+			case engine.VerdictIncluded:
+			case engine.VerdictInactive, engine.VerdictExcluded, engine.VerdictRetained:
 				continue
 			default:
-				t.Fatalf("round %d: asset %s: %s: %s", round, a.Name, d.Outcome, d.Reason)
+				t.Fatalf("round %d: asset %s: %s: %s", round, a.Name, d.Verdict, d.Reason)
 			}
 			var before string
 			if d.Live != nil {

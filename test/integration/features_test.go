@@ -44,7 +44,7 @@ func feature(name string) (features.Status, bool) {
 	if err != nil {
 		return features.Status{}, false
 	}
-	for _, s := range features.Of(rec.Catalog(), rc, ds) {
+	for _, s := range features.Of(rec.Catalog(), rc, ds, nil) {
 		if s.Name == name {
 			return s, true
 		}

@@ -423,10 +423,10 @@ func sameAsController(got any, what string) {
 	for _, s := range statuses {
 		e, ok := byAsset[s.Asset]
 		Expect(ok).To(BeTrue(), "%s lists asset %s", what, s.Asset)
-		want := preview.Status(s.Outcome)
+		want := preview.Status(verdictOf(s.Outcome))
 		if what == "offline render" && s.Outcome == engine.Retained {
 			// Offline there are no live objects (but the HCO) to retain.
-			want = preview.Status(engine.Inactive)
+			want = preview.Status(engine.VerdictInactive)
 		}
 		Expect(e.Status).To(Equal(want), "%s: asset %s (controller: %s %s; %s: %s)", what, s.Asset, s.Outcome, s.Reason, what, e.Reason)
 		if s.Desired != nil {
@@ -470,4 +470,17 @@ func writeKubeconfig(dir string) string {
 	path := filepath.Join(dir, "kubeconfig")
 	Expect(testenv.WriteKubeconfig(cfg, path)).To(Succeed())
 	return path
+}
+
+// verdictOf is the verdict a recorded outcome came from: a write's outcome
+// (or a write held) came from an included asset, a deletion from an
+// inactive one; the rest are verdicts recorded as they are.
+func verdictOf(o engine.Outcome) engine.Verdict {
+	switch o {
+	case engine.Applied, engine.Unchanged, engine.Throttled, engine.Settling:
+		return engine.VerdictIncluded
+	case engine.Deleted:
+		return engine.VerdictInactive
+	}
+	return engine.Verdict(o)
 }
