@@ -47,8 +47,6 @@ type Source interface {
 // Input is what a Source read.
 type Input struct {
 	Facts rendercontext.Facts
-	// AssumeAllKinds: no CRD list was given, so every kind counts as served.
-	AssumeAllKinds bool
 	Live           engine.LiveReader
 	// Notes say where a fact came from, or why it is unknown (stderr).
 	Notes []string

@@ -178,18 +178,17 @@ func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "note:", n)
 	}
 	rc := rendercontext.New(withActivation(in.Facts, o.activation))
-	rc.AssumeAllKinds = in.AssumeAllKinds
 	act := engine.ActivationOf(rc, cat)
 	if act.Paused {
 		fmt.Fprintf(stderr, "warning: the autopilot is paused by HCO annotation %s=%q: it writes and deletes nothing (--activation=true previews switching it on)\n", annotations.Autopilot, act.Value)
 	}
 	ev := &engine.Evaluator{Renderer: render.New(assets.FS, render.OneShot())}
-	all := ev.Plan(ctx, cat, rc, in.Live, engine.Preview(rc))
+	eval := ev.Plan(ctx, cat, rc, in.Live, engine.Preview)
 	// What the controller reports as Events on the HCO, the CLI says on stderr.
-	for _, n := range ev.Notices(rc, cat, all) {
+	for _, n := range ev.Notices(cat, eval) {
 		fmt.Fprintln(stderr, "warning:", n.Message)
 	}
-	ds := filter(all, o.assets)
+	rc, ds := eval.Context, filter(eval.Decisions, o.assets)
 
 	var werr error
 	switch o.output {
@@ -235,7 +234,8 @@ func (f files) Read(_ context.Context, cat *catalog.Catalog) (Input, error) {
 	if err != nil {
 		return Input{}, err
 	}
-	return Input{Facts: facts, AssumeAllKinds: assumeAll, Live: preview.Static{facts.HCO}}, nil
+	facts.AssumeAllKinds = assumeAll
+	return Input{Facts: facts, Live: preview.Static{facts.HCO}}, nil
 }
 
 func (files) Diff(context.Context, *rendercontext.RenderContext, []engine.Decision, bool, io.Writer) error {

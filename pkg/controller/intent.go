@@ -36,9 +36,7 @@ func (f *freshIntent) context(ctx context.Context) (*rendercontext.RenderContext
 			f.err = fmt.Errorf("re-read the HyperConverged before deleting: %w", err)
 			return nil, f.err
 		}
-		c := *f.cached
-		c.SetHCO(hco)
-		f.fresh = &c
+		f.fresh = f.cached.WithHCO(hco)
 	}
 	return f.fresh, f.err
 }

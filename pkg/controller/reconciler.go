@@ -256,14 +256,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		// deletion Guard refuses too, on the fresh HCO as well).
 		results := r.reaper.Reap(ctx, r.opts.Tombstones, engine.GuardFor(rc), intent.guard)
 		r.recordTombstones(hco, results)
-		for gvk, objs := range rc.Peers {
-			rc.Peers[gvk] = withoutDeleted(objs, results)
-		}
+		rc = rc.WithoutPeers(deletedBy(results))
 	}
 
 	want := r.baseWatches(rc)
 	var retry time.Duration
-	ds := r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.live, func(d *engine.Decision) engine.StepResult {
+	eval := r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.live, func(d *engine.Decision, rc *rendercontext.RenderContext) engine.StepResult {
+		// rc: the context d was evaluated with (the effective HCO after the golden config).
 		if d.Held {
 			// Backing off: the last recorded failure stands; only come back
 			// when its time is up.
@@ -321,7 +320,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 		return out
 	})
-	r.recordNotices(ctx, hco, r.evaluator.Notices(rc, r.opts.Catalog, ds))
+	r.recordNotices(ctx, hco, r.evaluator.Notices(r.opts.Catalog, eval))
 	return r.finish(ctx, hco.GetResourceVersion(), want, retry)
 }
 
@@ -406,19 +405,19 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 
 // Preview evaluates every asset now, from the caches, without writing: what
 // the next reconcile would decide. The debug endpoints serve it.
-func (r *Reconciler) Preview(ctx context.Context) ([]engine.Decision, *rendercontext.RenderContext, error) {
+func (r *Reconciler) Preview(ctx context.Context) (engine.Evaluation, error) {
 	facts, err := r.facts(ctx)
 	if err != nil {
-		return nil, nil, err
+		return engine.Evaluation{}, err
 	}
 	rc := rendercontext.New(facts)
-	return r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.live, engine.Preview(rc)), rc, nil
+	return r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.live, engine.Preview), nil
 }
 
 // Notices lists what on the HCO the autopilot does not act on as written,
 // from an evaluation (Preview): what the next reconcile reports.
-func (r *Reconciler) Notices(rc *rendercontext.RenderContext, ds []engine.Decision) []engine.Notice {
-	return r.evaluator.Notices(rc, r.opts.Catalog, ds)
+func (r *Reconciler) Notices(eval engine.Evaluation) []engine.Notice {
+	return r.evaluator.Notices(r.opts.Catalog, eval)
 }
 
 // CachesSynced reports, within ctx's deadline, whether every informer of
@@ -485,26 +484,15 @@ func (r *Reconciler) Health() Health {
 	return h
 }
 
-// withoutDeleted drops the objects tombstones just deleted, so an old
-// KubeletConfig or NodeHealthCheck removed in this reconcile does not read
-// as a clash.
-func withoutDeleted(objs []*unstructured.Unstructured, results []tombstone.Result) []*unstructured.Unstructured {
+// deletedBy reports the objects tombstones just deleted.
+func deletedBy(results []tombstone.Result) func(*unstructured.Unstructured) bool {
 	gone := map[string]bool{}
 	for _, t := range results {
 		if t.Deleted {
 			gone[engine.ObjectKey(t.Tombstone.Object)] = true
 		}
 	}
-	if len(gone) == 0 {
-		return objs
-	}
-	out := make([]*unstructured.Unstructured, 0, len(objs))
-	for _, o := range objs {
-		if !gone[engine.ObjectKey(o)] {
-			out = append(out, o)
-		}
-	}
-	return out
+	return func(o *unstructured.Unstructured) bool { return gone[engine.ObjectKey(o)] }
 }
 
 // facts reads the render context's inputs from the caches, and the operand

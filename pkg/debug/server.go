@@ -99,11 +99,12 @@ type LastView struct {
 }
 
 func (s *Server) render(w http.ResponseWriter, r *http.Request) {
-	ds, _, err := s.Source.Preview(r.Context())
+	eval, err := s.Source.Preview(r.Context())
 	if err != nil {
 		http.Error(w, "evaluate: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
+	ds := eval.Decisions
 	want := r.PathValue("asset")
 	all := want != "" || r.URL.Query().Get("show-excluded") == "true"
 	var out []AssetView
@@ -130,11 +131,12 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request) {
 
 // features answers what render --output features prints, from the caches.
 func (s *Server) features(w http.ResponseWriter, r *http.Request) {
-	ds, rc, err := s.Source.Preview(r.Context())
+	eval, err := s.Source.Preview(r.Context())
 	if err != nil {
 		http.Error(w, "evaluate: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
+	ds, rc := eval.Decisions, eval.Context
 	write(w, r, features.Of(s.Source.Catalog(), rc, ds, func(asset string) (engine.Outcome, string, bool) {
 		last, ok := s.Source.Status(asset)
 		return last.Outcome, last.Reason, ok
@@ -159,11 +161,12 @@ func (s *Server) view(d *engine.Decision) AssetView {
 }
 
 func (s *Server) exclusions(w http.ResponseWriter, r *http.Request) {
-	ds, rc, err := s.Source.Preview(r.Context())
+	eval, err := s.Source.Preview(r.Context())
 	if err != nil {
 		http.Error(w, "evaluate: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
+	ds, rc := eval.Decisions, eval.Context
 	type excluded struct {
 		Asset  string `json:"asset"`
 		Status string `json:"status"`
@@ -198,12 +201,12 @@ func (s *Server) exclusions(w http.ResponseWriter, r *http.Request) {
 // inputs lists every HCO input the autopilot does not act on as written
 // (the same notices the controller reports as Events and the CLI on stderr).
 func (s *Server) inputs(w http.ResponseWriter, r *http.Request) {
-	ds, rc, err := s.Source.Preview(r.Context())
+	eval, err := s.Source.Preview(r.Context())
 	if err != nil {
 		http.Error(w, "evaluate: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	out := s.Source.Notices(rc, ds)
+	out := s.Source.Notices(eval)
 	if out == nil {
 		out = []engine.Notice{}
 	}

@@ -20,7 +20,7 @@ func TestStaticKindIsTheRenderedKind(t *testing.T) {
 		}
 	}
 	rc := newContext(on)
-	for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview(rc)) {
+	for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview).Decisions {
 		k, ok := ev.Renderer.StaticKind(d.Asset.Path)
 		if !ok {
 			t.Errorf("asset %s: no literal top-level kind in %s", d.Asset.Name, d.Asset.Path)

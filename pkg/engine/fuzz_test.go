@@ -42,7 +42,8 @@ func FuzzOptInAnnotations(f *testing.F) {
 		}
 		rc := newContext(hco)
 		_, understood := switchSpellings[strings.ToLower(strings.TrimSpace(v))]
-		for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview(rc)) {
+		eval := ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview)
+		for _, d := range eval.Decisions {
 			if !understood && readsASwitch(d.Asset) {
 				// Left as it is: Invalid, or waiting for an HCO that is
 				// itself Invalid; never written, never turned off.
@@ -58,7 +59,13 @@ func FuzzOptInAnnotations(f *testing.F) {
 					intentOnly.Conditions = append(intentOnly.Conditions, c)
 				}
 			}
-			intentHolds, _, _, err := engine.ConditionsHold(&intentOnly, rc)
+			// Judged on the effective HCO (after the golden config), as
+			// Plan judged every asset after it.
+			judged := eval.Context
+			if d.Asset.ReconcileOrder == 0 {
+				judged = rc
+			}
+			intentHolds, _, _, err := engine.ConditionsHold(&intentOnly, judged)
 			if err != nil {
 				t.Fatalf("asset %s: %v with an understood switch value %q", d.Asset.Name, err, v)
 			}

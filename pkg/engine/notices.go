@@ -9,7 +9,6 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
 // Notice is one input on the HCO that the autopilot does not act on as
@@ -39,10 +38,11 @@ const (
 )
 
 // Notices checks every input the HCO gives the autopilot against its
-// vocabulary. ds, the decisions of one Plan over rc, say which
-// disabled-resources entries match nothing; an entry of the kind of an
+// vocabulary, on the context of one Plan (the effective HCO); its decisions
+// say which disabled-resources entries match nothing; an entry of the kind of an
 // asset whose object is unknown (its render failed) is not judged.
-func (e *Evaluator) Notices(rc *rendercontext.RenderContext, cat *catalog.Catalog, ds []Decision) []Notice {
+func (e *Evaluator) Notices(cat *catalog.Catalog, ev Evaluation) []Notice {
+	rc, ds := ev.Context, ev.Decisions
 	var out []Notice
 	for _, err := range rc.ExclusionErrors {
 		out = append(out, Notice{annotations.DisabledResources, Malformed, "InvalidDisabledResources",

@@ -22,9 +22,9 @@ func TestNoticesNameEveryInputNotActedOn(t *testing.T) {
 	}
 	ev, cat, _ := setup(t, hco)
 	rc := newContext(hco)
-	ds := ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview(rc))
+	ds := ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview)
 	got := map[string]bool{}
-	for _, n := range ev.Notices(rc, cat, ds) {
+	for _, n := range ev.Notices(cat, ds) {
 		got[n.Annotation+" "+string(n.Reason)] = true
 		if n.Message == "" || n.Event == "" {
 			t.Errorf("notice %+v: no message or event", n)
@@ -47,7 +47,7 @@ func TestNoticesNameEveryInputNotActedOn(t *testing.T) {
 		}
 	}
 	var msgs []string
-	for _, n := range ev.Notices(rc, cat, ds) {
+	for _, n := range ev.Notices(cat, ds) {
 		msgs = append(msgs, n.Message)
 	}
 	all := strings.Join(msgs, "\n")

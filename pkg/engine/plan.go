@@ -12,8 +12,9 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
-// Step handles one evaluated asset inside Plan.
-type Step func(d *Decision) StepResult
+// Step handles one evaluated asset inside Plan, given the context it was
+// evaluated with (after the HCO asset, the one with the effective HCO).
+type Step func(d *Decision, rc *rendercontext.RenderContext) StepResult
 
 // StepResult is what a Step tells Plan about the asset it handled.
 type StepResult struct {
@@ -26,11 +27,20 @@ type StepResult struct {
 	Unconverged string
 }
 
+// Evaluation is one walk of the catalog: a decision per asset, in catalog
+// order, and the context the assets after the HCO rendered from (rc with
+// the effective HCO the golden config's step returned).
+type Evaluation struct {
+	Decisions []Decision
+	Context   *rendercontext.RenderContext
+}
+
 // Plan evaluates every asset of cat in reconcile order against rc, calling
 // step after each. The controller, the debug endpoints and the render CLI
 // all walk the catalog through Plan, so they cannot disagree on order,
-// conditions, exclusion, patch, mask or the effective HCO.
-func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *rendercontext.RenderContext, live LiveReader, step Step) []Decision {
+// conditions, exclusion, patch, mask or the effective HCO. rc is not
+// changed: the effective HCO is a new context, returned in Context.
+func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *rendercontext.RenderContext, live LiveReader, step Step) Evaluation {
 	out := make([]Decision, 0, len(cat.Assets))
 	act := ActivationOf(rc, cat)
 	// unconverged says why the HCO is not yet what the golden config makes
@@ -70,27 +80,25 @@ func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *renderco
 			// is paused, what a disabled-resources entry matches).
 			d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
 		}
-		res := step(&d)
+		res := step(&d, rc)
 		if e.isHCOAsset(a) {
 			if res.HCO != nil {
-				rc.SetHCO(res.HCO)
+				rc = rc.WithHCO(res.HCO)
 			}
 			unconverged = hcoUnconverged(&d, res)
 		}
 		out = append(out, d)
 	}
-	return out
+	return Evaluation{Decisions: out, Context: rc}
 }
 
 // Preview is the Step of a render without writes: the HCO asset's desired
 // state is merged into the current HCO, as an apply would.
-func Preview(rc *rendercontext.RenderContext) Step {
-	return func(d *Decision) StepResult {
-		if d.Verdict == VerdictIncluded && d.Desired.GroupVersionKind() == rendercontext.HCOGVK {
-			return StepResult{HCO: MergeApplied(rc.HCOObject(), d.Desired)}
-		}
-		return StepResult{}
+func Preview(d *Decision, rc *rendercontext.RenderContext) StepResult {
+	if d.Verdict == VerdictIncluded && d.Desired.GroupVersionKind() == rendercontext.HCOGVK {
+		return StepResult{HCO: MergeApplied(rc.HCOObject(), d.Desired)}
 	}
+	return StepResult{}
 }
 
 // exclusionUnsure says why the root exclusion list may not protect what a

@@ -8,6 +8,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
 // While the golden HCO has not converged (its write throttled or failed,
@@ -16,12 +17,12 @@ import (
 func TestDependentsWaitForTheHCOToConverge(t *testing.T) {
 	ev, cat, rc := setup(t, map[string]string{"platform.kubevirt.io/enable-loadaware": "true"})
 	var waited, proceeded int
-	for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, func(d *engine.Decision) engine.StepResult {
+	for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, func(d *engine.Decision, _ *rendercontext.RenderContext) engine.StepResult {
 		if d.Asset.ReconcileOrder == 0 {
 			return engine.StepResult{Unconverged: "Throttled: a fight over /spec/x"}
 		}
 		return engine.StepResult{}
-	}) {
+	}).Decisions {
 		if d.Asset.ReconcileOrder == 0 {
 			continue
 		}
@@ -51,7 +52,7 @@ func TestDependentsWaitWhileTheHCOIsInBackoff(t *testing.T) {
 		return "retrying in 4s: apply refused by a webhook", a.ReconcileOrder == 0
 	}
 	waited := 0
-	for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, func(*engine.Decision) engine.StepResult { return engine.StepResult{} }) {
+	for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, func(*engine.Decision, *rendercontext.RenderContext) engine.StepResult { return engine.StepResult{} }).Decisions {
 		if d.Asset.ReconcileOrder != 0 && ev.Renderer.ReadsHCO(d.Asset.Path) {
 			if d.Verdict != engine.VerdictMissingDependency || !d.AwaitsHCO || !strings.Contains(d.Reason, "refused by a webhook") {
 				t.Errorf("asset %s: %s %q while the HCO is in backoff", d.Asset.Name, d.Verdict, d.Reason)
@@ -77,7 +78,7 @@ func TestExclusionNotUnderstoodHoldsRebootingAssets(t *testing.T) {
 		"configmaps/x/y, KubeDescheduler/*/cluster":  true,
 	} {
 		ev, cat, rc := setup(t, map[string]string{annotations.DisabledResources: value})
-		for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview(rc)) {
+		for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview).Decisions {
 			if d.Asset.Name == "psi-enable" && (d.Verdict == engine.VerdictInvalid) != held {
 				t.Errorf("%q: psi-enable %s (%s), held=%v wanted", value, d.Verdict, d.Reason, held)
 			}

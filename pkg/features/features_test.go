@@ -34,9 +34,7 @@ assets:
 		if on {
 			u.SetAnnotations(map[string]string{"platform.kubevirt.io/enable-f": "true"})
 		}
-		rc := &rendercontext.RenderContext{}
-		rc.SetHCO(u)
-		return rc
+		return rendercontext.New(rendercontext.Facts{HCO: u})
 	}
 	// An outcome that is a verdict is the evaluation's; any other is what
 	// the controller last did with an included asset.

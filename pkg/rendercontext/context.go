@@ -52,7 +52,8 @@ type RenderContext struct {
 	Exclusions      exclusion.Set
 	ExclusionErrors []error
 	// AssumeAllKinds treats every kind and CRD as installed: an offline
-	// render without CRD facts previews everything that would be active.
+	// render without CRD facts previews everything that would be active
+	// (Facts.AssumeAllKinds).
 	AssumeAllKinds bool
 	// NamingOnly reads a switch that is not understood as off. Only for
 	// naming the object of an asset already Invalid because of it (the
@@ -191,9 +192,34 @@ func (rc *RenderContext) Switch(name string) (bool, error) {
 	return on, err
 }
 
-// SetHCO replaces the HCO (with the effective one, after the golden config
-// is applied) and re-reads what derives from it.
-func (rc *RenderContext) SetHCO(hco *unstructured.Unstructured) {
+// WithHCO returns a copy of rc with another HCO (the effective one, after
+// the golden config is applied, or a fresh read before a deletion) and
+// what derives from it; rc itself is left as it is.
+func (rc *RenderContext) WithHCO(hco *unstructured.Unstructured) *RenderContext {
+	c := *rc
+	c.setHCO(hco)
+	return &c
+}
+
+// WithoutPeers returns a copy of rc whose Peers leave out the objects
+// gone reports (what tombstones just deleted), so an old KubeletConfig or
+// NodeHealthCheck removed in this reconcile does not read as a clash.
+func (rc *RenderContext) WithoutPeers(gone func(*unstructured.Unstructured) bool) *RenderContext {
+	c := *rc
+	c.Peers = make(map[schema.GroupVersionKind][]*unstructured.Unstructured, len(rc.Peers))
+	for gvk, objs := range rc.Peers {
+		kept := make([]*unstructured.Unstructured, 0, len(objs))
+		for _, o := range objs {
+			if !gone(o) {
+				kept = append(kept, o)
+			}
+		}
+		c.Peers[gvk] = kept
+	}
+	return &c
+}
+
+func (rc *RenderContext) setHCO(hco *unstructured.Unstructured) {
 	rc.HCO = nil
 	if hco != nil {
 		rc.HCO = hco.Object

@@ -54,6 +54,9 @@ type Observed struct {
 	// schemas (the controller's cache); absent, they are read from the
 	// CRD's own schema.
 	Structures map[string]map[string]structure.Structure
+	// AssumeAllKinds: no CRD list was given (an offline render without
+	// CRD files), so every kind counts as served.
+	AssumeAllKinds bool
 	// Images are the operand images, by name (RELATED_IMAGE_FOO_BAR is
 	// foo-bar), as the operator's deployment sets them.
 	Images map[string]string
@@ -70,7 +73,8 @@ const (
 // leaves its zero value, so an asset that needs it stays inactive.
 func New(f Facts) *RenderContext {
 	rc := &RenderContext{Namespace: f.Namespace, CRDs: map[string]*apiextensionsv1.CustomResourceDefinition{}}
-	rc.SetHCO(f.HCO)
+	rc.setHCO(f.HCO)
+	rc.AssumeAllKinds = f.AssumeAllKinds
 	for i := range f.CRDs {
 		rc.CRDs[f.CRDs[i].Name] = &f.CRDs[i]
 	}

@@ -301,7 +301,7 @@ func pass(t *testing.T, ctx context.Context, c client.Client, cat *catalog.Catal
 				t.Errorf("asset %s: the API server pruned or changed %v", a.Name, pruned)
 			}
 			if a.ReconcileOrder == 0 {
-				rc.SetHCO(back)
+				rc = rc.WithHCO(back)
 			}
 		}
 	}

@@ -40,11 +40,11 @@ func featureReason(name string) string {
 }
 
 func feature(name string) (features.Status, bool) {
-	ds, rc, err := rec.Preview(context.Background())
+	eval, err := rec.Preview(context.Background())
 	if err != nil {
 		return features.Status{}, false
 	}
-	for _, s := range features.Of(rec.Catalog(), rc, ds, nil) {
+	for _, s := range features.Of(rec.Catalog(), eval.Context, eval.Decisions, nil) {
 		if s.Name == name {
 			return s, true
 		}

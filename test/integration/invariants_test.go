@@ -318,10 +318,10 @@ func runInvariantSequence(ctx context.Context, seed uint64) {
 		}
 		Expect(get(kcGVK, "", ourKC)).NotTo(BeNil(), ctxMsg)
 		// Every input not acted on is reported.
-		ds, rc, err := rec.Preview(ctx)
+		eval, err := rec.Preview(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		reported := map[string]bool{}
-		for _, n := range rec.Notices(rc, ds) {
+		for _, n := range rec.Notices(eval) {
 			reported[n.Annotation+" "+string(n.Reason)] = true
 		}
 		if w.swSet && state == "" {
