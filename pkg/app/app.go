@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"os"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -23,10 +24,12 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/clusterread"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metricsauth"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
@@ -115,7 +118,7 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 	structures := structure.NewStore()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
-		Cache:                   controller.CacheOptions(cat, structures),
+		Cache:                   clusterread.CacheOptions(cat, structures),
 		Metrics:                 metrics,
 		HealthProbeBindAddress:  orDisabled(c.ProbeBindAddress),
 		LeaderElection:          c.LeaderElection,
@@ -142,12 +145,15 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 		UnwatchedPoll: c.UnwatchedPoll,
 		SettlePeriod:  c.SettlePeriod,
 		Structures:    structures,
+		// Operand images: the Deployment's, as OLM sets them; a change
+		// rolls a new pod.
+		Images: rendercontext.ImagesFromEnv(os.Environ()),
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	if c.debugOn() {
-		if err := mgr.Add(&debug.Server{Addr: c.DebugBindAddress, Source: r}); err != nil {
+		if err := mgr.Add(&debug.Server{Addr: c.DebugBindAddress, Catalog: cat, Source: r}); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -159,7 +165,7 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 	if err := mgr.AddReadyzCheck("caches", func(req *http.Request) error {
 		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
 		defer cancel()
-		return r.CachesSynced(ctx)
+		return r.Synced(ctx)
 	}); err != nil {
 		return nil, nil, err
 	}

@@ -47,7 +47,7 @@ type Source interface {
 // Input is what a Source read.
 type Input struct {
 	Facts rendercontext.Facts
-	Live           engine.LiveReader
+	Live  engine.LiveReader
 	// Notes say where a fact came from, or why it is unknown (stderr).
 	Notes []string
 }

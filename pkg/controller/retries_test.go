@@ -44,3 +44,21 @@ func TestRetriesHoldUntilTheBackoffExpires(t *testing.T) {
 		t.Fatalf("backoff capped at 5m, got %s", left)
 	}
 }
+
+func TestRetriesAreIndependent(t *testing.T) {
+	r := newRetries()
+	var last time.Duration
+	for i := 0; i < 12; i++ {
+		last = r.failed("broken")
+	}
+	if last != 5*time.Minute {
+		t.Fatalf("backoff caps at 5 minutes, got %s", last)
+	}
+	if d := r.failed("other"); d != time.Second {
+		t.Fatalf("another asset's first failure waits 1s, got %s", d)
+	}
+	r.succeeded("broken")
+	if d := r.failed("broken"); d != time.Second {
+		t.Fatalf("success resets the backoff, got %s", d)
+	}
+}

@@ -14,10 +14,12 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
 )
 
 // CheckLoopback refuses an address that is not on a loopback interface:
@@ -36,10 +38,22 @@ func CheckLoopback(addr string) error {
 	return fmt.Errorf("debug address %q is not a loopback address: the debug endpoints are unauthenticated; use 127.0.0.1 (and kubectl port-forward), or pass --debug-allow-remote to force it", addr)
 }
 
+// Source is what the endpoints read: an evaluation now, from the caches,
+// and what the controller last recorded. The controller's Reconciler is
+// one; it never writes on behalf of an endpoint.
+type Source interface {
+	// Preview evaluates every asset without writing: what the next
+	// reconcile would decide, and the HCO inputs it would report.
+	Preview(ctx context.Context) (engine.Evaluation, []engine.Notice, error)
+	// Snapshot is what the controller last recorded, and its health.
+	Snapshot() report.Snapshot
+}
+
 // Server is a manager Runnable serving the endpoints.
 type Server struct {
-	Addr   string
-	Source *controller.Reconciler
+	Addr    string
+	Catalog *catalog.Catalog
+	Source  Source
 }
 
 // NeedLeaderElection is false: every replica can answer.
@@ -90,21 +104,21 @@ type AssetView struct {
 
 // LastView is the controller's last outcome for an asset.
 type LastView struct {
-	Outcome   engine.Outcome `json:"outcome"`
-	Reason    string         `json:"reason,omitempty"`
-	Since     time.Time      `json:"since"`
-	Drift     []string       `json:"drift,omitempty"`
-	Opponents []string       `json:"opponents,omitempty"`
-	Throttle  any            `json:"throttle,omitempty"`
+	Outcome   engine.Outcome  `json:"outcome"`
+	Reason    string          `json:"reason,omitempty"`
+	Since     time.Time       `json:"since"`
+	Drift     []string        `json:"drift,omitempty"`
+	Opponents []string        `json:"opponents,omitempty"`
+	Throttle  *throttle.State `json:"throttle,omitempty"`
 }
 
 func (s *Server) render(w http.ResponseWriter, r *http.Request) {
-	eval, err := s.Source.Preview(r.Context())
+	eval, _, err := s.Source.Preview(r.Context())
 	if err != nil {
 		http.Error(w, "evaluate: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	ds := eval.Decisions
+	ds, last := eval.Decisions, s.Source.Snapshot()
 	want := r.PathValue("asset")
 	all := want != "" || r.URL.Query().Get("show-excluded") == "true"
 	var out []AssetView
@@ -116,7 +130,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request) {
 		if !all && d.Verdict != engine.VerdictIncluded {
 			continue
 		}
-		out = append(out, s.view(d))
+		out = append(out, view(d, last))
 	}
 	if want != "" {
 		if len(out) == 0 {
@@ -131,19 +145,15 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request) {
 
 // features answers what render --output features prints, from the caches.
 func (s *Server) features(w http.ResponseWriter, r *http.Request) {
-	eval, err := s.Source.Preview(r.Context())
+	eval, _, err := s.Source.Preview(r.Context())
 	if err != nil {
 		http.Error(w, "evaluate: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	ds, rc := eval.Decisions, eval.Context
-	write(w, r, features.Of(s.Source.Catalog(), rc, ds, func(asset string) (engine.Outcome, string, bool) {
-		last, ok := s.Source.Status(asset)
-		return last.Outcome, last.Reason, ok
-	}))
+	write(w, r, features.Of(s.Catalog, eval.Context, eval.Decisions, s.Source.Snapshot().Last))
 }
 
-func (s *Server) view(d *engine.Decision) AssetView {
+func view(d *engine.Decision, last report.Snapshot) AssetView {
 	v := AssetView{Asset: d.Asset.Name, Status: preview.Status(d.Verdict), Reason: d.Reason}
 	if t := d.Target(); t != nil {
 		v.Object = engine.ObjectKey(t)
@@ -151,17 +161,17 @@ func (s *Server) view(d *engine.Decision) AssetView {
 	if d.Desired != nil {
 		v.Desired = preview.Redact(d.Desired).Object
 	}
-	if st, ok := s.Source.Status(d.Asset.Name); ok {
+	if st, ok := last.Asset(d.Asset.Name); ok {
 		v.Last = &LastView{Outcome: st.Outcome, Reason: st.Reason, Since: st.Changed, Drift: st.Drift, Opponents: st.Opponents}
-		if st.Object != "" {
-			v.Last.Throttle = s.Source.ThrottleState(st.Object)
+		if t, ok := last.Throttle[st.Object]; ok {
+			v.Last.Throttle = &t
 		}
 	}
 	return v
 }
 
 func (s *Server) exclusions(w http.ResponseWriter, r *http.Request) {
-	eval, err := s.Source.Preview(r.Context())
+	eval, _, err := s.Source.Preview(r.Context())
 	if err != nil {
 		http.Error(w, "evaluate: "+err.Error(), http.StatusServiceUnavailable)
 		return
@@ -201,12 +211,12 @@ func (s *Server) exclusions(w http.ResponseWriter, r *http.Request) {
 // inputs lists every HCO input the autopilot does not act on as written
 // (the same notices the controller reports as Events and the CLI on stderr).
 func (s *Server) inputs(w http.ResponseWriter, r *http.Request) {
-	eval, err := s.Source.Preview(r.Context())
+	_, notices, err := s.Source.Preview(r.Context())
 	if err != nil {
 		http.Error(w, "evaluate: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	out := s.Source.Notices(eval)
+	out := notices
 	if out == nil {
 		out = []engine.Notice{}
 	}
@@ -222,7 +232,7 @@ func (s *Server) tombstones(w http.ResponseWriter, r *http.Request) {
 		Reason  string `json:"reason,omitempty"`
 	}
 	out := []view{}
-	for _, t := range s.Source.Tombstones() {
+	for _, t := range s.Source.Snapshot().Tombstones {
 		out = append(out, view{Object: t.Tombstone.Key(), Release: t.Tombstone.Release, Path: t.Tombstone.Path, Status: string(t.Status), Reason: t.Reason})
 	}
 	write(w, r, out)
@@ -231,8 +241,8 @@ func (s *Server) tombstones(w http.ResponseWriter, r *http.Request) {
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	write(w, r, struct {
 		Status string `json:"status"`
-		controller.Health
-	}{Status: "ok", Health: s.Source.Health()})
+		report.Health
+	}{Status: "ok", Health: s.Source.Snapshot().Health})
 }
 
 // write answers YAML by default, JSON with ?format=json.

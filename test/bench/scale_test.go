@@ -73,7 +73,9 @@ func (b *bench) scaleAssets() []point {
 		cat, err := catalog.Parse(fsys, []byte(y.String()))
 		b.must(err)
 		m := startWith(b.t, b.cfg, app.Config{Throttle: throttle.Config{Burst: 100000, Refill: time.Millisecond}, Catalog: cat, Templates: fsys})
-		waitFor(b.t, fmt.Sprintf("%d assets converge", n), 60*time.Second, func() bool { return len(m.rec.Statuses()) == n && m.rec.Health().HCOResourceVersion != "" })
+		waitFor(b.t, fmt.Sprintf("%d assets converge", n), 60*time.Second, func() bool {
+			return len(m.rec.Snapshot().Assets) == n && m.rec.Snapshot().Health.HCOResourceVersion != ""
+		})
 		out = append(out, b.reconcileCost(m, n))
 		m.stop()
 	}

@@ -160,8 +160,8 @@ func (m *manager) stop() { m.cancel(); <-m.done }
 // converged: every asset decided, none failed or pending, and each included
 // one applied or found in sync.
 func (m *manager) converged() bool {
-	st := m.rec.Statuses()
-	if len(st) < assetCount || m.rec.Health().HCOResourceVersion == "" {
+	st := m.rec.Snapshot().Assets
+	if len(st) < assetCount || m.rec.Snapshot().Health.HCOResourceVersion == "" {
 		return false
 	}
 	for _, s := range st {
@@ -175,7 +175,7 @@ func (m *manager) converged() bool {
 
 // reconciledAt waits until a whole reconcile ran from HCO resourceVersion rv.
 func (m *manager) reconciledAt(t *testing.T, rv string) {
-	waitFor(t, "a reconcile at "+rv, 30*time.Second, func() bool { return m.rec.Health().HCOResourceVersion == rv })
+	waitFor(t, "a reconcile at "+rv, 30*time.Second, func() bool { return m.rec.Snapshot().Health.HCOResourceVersion == rv })
 }
 
 type bench struct {
@@ -312,7 +312,7 @@ func (b *bench) coldStart() *manager {
 	b.results["cold_converge_ms"] = ms(time.Since(t0))
 	b.results["cold_converge_writes"] = float64(writes(m.log.since(0)))
 	if os.Getenv("BENCH_DEBUG") != "" {
-		for _, s := range m.rec.Statuses() {
+		for _, s := range m.rec.Snapshot().Assets {
 			fmt.Printf("%-28s %-18s %s\n", s.Asset, s.Outcome, s.Reason)
 		}
 		for _, r := range m.log.since(0) {

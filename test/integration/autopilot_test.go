@@ -68,7 +68,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 		rv := poke() // a full reconcile of every asset
 		Expect(outcomeAt("hco-golden-config", rv).Outcome).To(Equal(engine.Unchanged))
 		// Wait for that whole reconcile to finish, not only its first asset.
-		Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+		Eventually(func() string { return rec.Snapshot().Health.HCOResourceVersion }).Should(Equal(rv))
 		Expect(requests.since(mark)).To(BeEmpty(), "a reconcile with no drift must be served from the watch caches")
 		Expect(get(mcGVK, "", psiMC).GetResourceVersion()).To(Equal(mc.GetResourceVersion()))
 	})
@@ -82,7 +82,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 		// Another manager changed a field the autopilot owns: the verdict is
 		// certain, so the repair is exactly one request (no dry-run, no read).
 		rv := poke()
-		Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+		Eventually(func() string { return rec.Snapshot().Health.HCOResourceVersion }).Should(Equal(rv))
 		Expect(requests.since(mark)).To(Equal([]string{"PATCH /apis/machineconfiguration.openshift.io/v1/machineconfigs/" + psiMC}))
 		Eventually(func() int { return len(events("DriftCorrected", psiMC)) }).Should(BeNumerically(">", 0))
 
@@ -280,7 +280,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 		rv = update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
 			setAnnotation(u, loadAware, "")
 		})
-		Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+		Eventually(func() string { return rec.Snapshot().Health.HCOResourceVersion }).Should(Equal(rv))
 		Expect(status("descheduler-loadaware").Outcome).To(Equal(engine.Inactive))
 		Expect(status("descheduler-loadaware").Reason).To(ContainSubstring("adopted"))
 		Expect(get(kdGVK, deschedulerNamespace, "cluster")).NotTo(BeNil())

@@ -61,7 +61,7 @@ func faultSpecs(ctx context.Context) {
 		Expect(testenv.StartAPIServer(testEnv)).To(Succeed())
 
 		rv := poke()
-		Eventually(func() string { return rec.Health().HCOResourceVersion }).WithTimeout(60 * time.Second).Should(Equal(rv))
+		Eventually(func() string { return rec.Snapshot().Health.HCOResourceVersion }).WithTimeout(60 * time.Second).Should(Equal(rv))
 		Expect(writes(requests.since(mark))).To(BeEmpty(), "no duplicate writes after the restart")
 		revertPSI()
 		psiConverged()
@@ -90,7 +90,7 @@ func faultSpecs(ctx context.Context) {
 
 		// After reconnecting (relist, rewatch), a reconcile with no drift writes nothing.
 		rv := poke()
-		Eventually(func() string { return r.rec.Health().HCOResourceVersion }).WithTimeout(60 * time.Second).Should(Equal(rv))
+		Eventually(func() string { return r.rec.Snapshot().Health.HCOResourceVersion }).WithTimeout(60 * time.Second).Should(Equal(rv))
 		Expect(writes(log.since(mark))).To(BeEmpty(), "no duplicate writes after the outage")
 		revertPSI()
 		psiConverged()
@@ -102,7 +102,7 @@ func faultSpecs(ctx context.Context) {
 		// Wait until the reconciler has dropped the kind's watch, so the
 		// re-installed CRD really gets a fresh informer (a reconcile that
 		// only sees the CRD come back keeps the old one).
-		Eventually(func() []string { return rec.Health().Watched }).Should(Not(ContainElement(ContainSubstring("KubeDescheduler"))))
+		Eventually(func() []string { return rec.Snapshot().Health.Watched }).Should(Not(ContainElement(ContainSubstring("KubeDescheduler"))))
 		installCRD(ctx, deschedulerCRD("4-21"))
 		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "true") })
 		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Unchanged))
@@ -140,9 +140,9 @@ func faultSpecs(ctx context.Context) {
 		var followerLog *requestLog
 		Eventually(func() bool {
 			switch {
-			case !a.rec.Health().LastReconcile.IsZero():
+			case !a.rec.Snapshot().Health.LastReconcile.IsZero():
 				leader, follower, followerLog = a, b, logB
-			case !b.rec.Health().LastReconcile.IsZero():
+			case !b.rec.Snapshot().Health.LastReconcile.IsZero():
 				leader, follower, followerLog = b, a, logA
 			default:
 				return false
@@ -151,11 +151,11 @@ func faultSpecs(ctx context.Context) {
 		}).WithTimeout(60 * time.Second).Should(BeTrue())
 		revertPSI()
 		psiConverged()
-		Expect(follower.rec.Health().LastReconcile.IsZero()).To(BeTrue(), "the follower does not reconcile")
+		Expect(follower.rec.Snapshot().Health.LastReconcile.IsZero()).To(BeTrue(), "the follower does not reconcile")
 		Expect(writes(followerLog.since(0))).To(BeEmpty(), "the follower writes nothing")
 
 		leader.stop() // releases the lease on the way out
-		Eventually(func() bool { return !follower.rec.Health().LastReconcile.IsZero() }).WithTimeout(60 * time.Second).Should(BeTrue())
+		Eventually(func() bool { return !follower.rec.Snapshot().Health.LastReconcile.IsZero() }).WithTimeout(60 * time.Second).Should(BeTrue())
 		rec = follower.rec
 		revertPSI()
 		psiConverged()
@@ -301,20 +301,20 @@ func unlistableSpecs(ctx context.Context) {
 			}).Should(Succeed())
 		}
 		// The running manager has finished a reconcile and watches the kind.
-		Eventually(func() []string { return rec.Health().Watched }).Should(ContainElement(ContainSubstring("KubeDescheduler")))
+		Eventually(func() []string { return rec.Snapshot().Health.Watched }).Should(ContainElement(ContainSubstring("KubeDescheduler")))
 		setRole(role)
 		// A fresh informer for the kind: its CRD comes back while listing is forbidden.
 		removeCRD(ctx, kdCRD)
 		// Wait until the reconciler has dropped the kind's watch, so the
 		// re-installed CRD really gets a fresh informer (a reconcile that
 		// only sees the CRD come back keeps the old one).
-		Eventually(func() []string { return rec.Health().Watched }).Should(Not(ContainElement(ContainSubstring("KubeDescheduler"))))
+		Eventually(func() []string { return rec.Snapshot().Health.Watched }).Should(Not(ContainElement(ContainSubstring("KubeDescheduler"))))
 		installCRD(ctx, deschedulerCRD("4-21"))
 		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "true") })
 
 		Eventually(func() string { return status("descheduler-loadaware").Reason }).WithTimeout(60 * time.Second).Should(ContainSubstring("could not be listed"))
 		Expect(status("descheduler-loadaware").Outcome).To(Equal(engine.Failed))
-		Expect(rec.Health().Unsynced).To(ContainElement("KubeDescheduler.operator.openshift.io"))
+		Expect(rec.Snapshot().Health.Unsynced).To(ContainElement("KubeDescheduler.operator.openshift.io"))
 		// Everything else still converges, promptly.
 		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
 			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
@@ -323,7 +323,7 @@ func unlistableSpecs(ctx context.Context) {
 
 		setRole(restore)
 		Eventually(outcomeOf("descheduler-loadaware")).WithTimeout(90 * time.Second).Should(Equal(engine.Unchanged))
-		Expect(rec.Health().Unsynced).To(BeEmpty())
+		Expect(rec.Snapshot().Health.Unsynced).To(BeEmpty())
 		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "") })
 		Eventually(func() *unstructured.Unstructured { return get(kdGVK, deschedulerNamespace, "cluster") }).Should(BeNil())
 	})

@@ -40,11 +40,11 @@ func featureReason(name string) string {
 }
 
 func feature(name string) (features.Status, bool) {
-	eval, err := rec.Preview(context.Background())
+	eval, _, err := rec.Preview(context.Background())
 	if err != nil {
 		return features.Status{}, false
 	}
-	for _, s := range features.Of(rec.Catalog(), eval.Context, eval.Decisions, nil) {
+	for _, s := range features.Of(embedded(), eval.Context, eval.Decisions, rec.Snapshot().Last) {
 		if s.Name == name {
 			return s, true
 		}
@@ -81,10 +81,11 @@ func featureSpecs(ctx context.Context) {
 		Eventually(func() features.State { return featureState("kubevirt-metrics-exporter") }).Should(Equal(features.Waiting))
 		Expect(apierrors.IsNotFound(k8s.Get(ctx, nsKey, &corev1.Namespace{}))).To(BeTrue(), "nothing is written while the image is missing")
 
-		// The operator's Deployment gains the image (OLM sets it): the next
-		// reconcile renders it into the DaemonSet.
+		// The operator's Deployment gains the image (OLM sets it) and rolls
+		// a new pod, which renders it into the DaemonSet.
 		Expect(os.Setenv(env, image)).To(Succeed())
-		poke()
+		stopManager()
+		startManager()
 		ds := &appsv1.DaemonSet{}
 		Eventually(func() error { return k8s.Get(ctx, dsKey, ds) }).Should(Succeed())
 		Expect(ds.Spec.Template.Spec.Containers[0].Image).To(Equal(image))
@@ -206,7 +207,7 @@ func featureSpecs(ctx context.Context) {
 
 		mark := requests.mark()
 		rv := poke()
-		Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+		Eventually(func() string { return rec.Snapshot().Health.HCOResourceVersion }).Should(Equal(rv))
 		Expect(requests.since(mark)).To(BeEmpty(), "the looked-up object is read from its watch, not the API server")
 	})
 

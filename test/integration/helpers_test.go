@@ -8,10 +8,11 @@ import (
 	"encoding/json"
 
 	"fmt"
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"strings"
 	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	. "github.com/onsi/gomega"
 	eventsv1 "k8s.io/api/events/v1"
@@ -21,8 +22,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
 )
 
 var (
@@ -96,13 +99,13 @@ func setAnnotation(u *unstructured.Unstructured, k, v string) {
 // reconciledAt waits until a reconcile that started from the HCO at
 // resourceVersion rv has finished (every asset's status is then recorded).
 func reconciledAt(rv string) {
-	Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+	Eventually(func() string { return rec.Snapshot().Health.HCOResourceVersion }).Should(Equal(rv))
 }
 
 // settling names the assets waiting for a fact to settle.
 func settling() []string {
 	var out []string
-	for _, s := range rec.Statuses() {
+	for _, s := range rec.Snapshot().Assets {
 		if s.Outcome == engine.Settling {
 			out = append(out, s.Asset)
 		}
@@ -116,15 +119,15 @@ func untilSettled() {
 	Eventually(settling).WithTimeout(testSettle+30*time.Second).Should(BeEmpty(), "facts settle")
 }
 
-func status(asset string) controller.AssetStatus {
-	s, _ := rec.Status(asset)
+func status(asset string) report.AssetStatus {
+	s, _ := rec.Snapshot().Asset(asset)
 	return s
 }
 
 // outcomeAt waits until the reconciler has decided asset on exactly the
 // given live resourceVersion, and returns that status.
-func outcomeAt(asset, rv string) controller.AssetStatus {
-	var s controller.AssetStatus
+func outcomeAt(asset, rv string) report.AssetStatus {
+	var s report.AssetStatus
 	Eventually(func() string {
 		s = status(asset)
 		return s.ObservedResourceVersion
@@ -232,4 +235,11 @@ func (l *logLines) find(want map[string]string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// embedded is the catalog the autopilot runs.
+func embedded() *catalog.Catalog {
+	cat, _, err := app.LoadEmbedded()
+	Expect(err).NotTo(HaveOccurred())
+	return cat
 }

@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
 )
 
 // invariantSeeds are the seeds run: a fixed one (a failing seed found later
@@ -266,7 +266,7 @@ func runInvariantSequence(ctx context.Context, seed uint64) {
 			// GitOps re-creates the same manifest.
 			old := hco()
 			Expect(k8s.Delete(ctx, old)).To(Succeed())
-			Eventually(func() *controller.IdleStatus { return rec.Health().Idle }).ShouldNot(BeNil())
+			Eventually(func() *report.IdleStatus { return rec.Snapshot().Health.Idle }).ShouldNot(BeNil())
 			Expect(kdExists()).To(Equal(w.kdExists), "seed %d step %d: nothing is deleted without an HCO", seed, step)
 			Expect(get(mcGVK, "", psiMC).GetUID()).To(Equal(psiUID))
 			again := newObj(hcoGVK, hcoNamespace, hcoName)
@@ -318,10 +318,10 @@ func runInvariantSequence(ctx context.Context, seed uint64) {
 		}
 		Expect(get(kcGVK, "", ourKC)).NotTo(BeNil(), ctxMsg)
 		// Every input not acted on is reported.
-		eval, err := rec.Preview(ctx)
+		_, notices, err := rec.Preview(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		reported := map[string]bool{}
-		for _, n := range rec.Notices(eval) {
+		for _, n := range notices {
 			reported[n.Annotation+" "+string(n.Reason)] = true
 		}
 		if w.swSet && state == "" {

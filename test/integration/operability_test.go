@@ -24,12 +24,12 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/cli/cluster"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
 	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
 
@@ -42,7 +42,7 @@ func operabilitySpecs(ctx context.Context) {
 			setAnnotation(u, annotations.Patch, "")
 		})
 		Expect(outcomeAt("hco-golden-config", poke()).Outcome).To(Equal(engine.Unchanged))
-		for _, s := range rec.Statuses() {
+		for _, s := range rec.Snapshot().Assets {
 			Expect(s.Outcome).NotTo(BeElementOf(engine.Applied, engine.Failed, engine.Throttled), "converged before comparing: %+v", s)
 		}
 
@@ -74,7 +74,7 @@ func operabilitySpecs(ctx context.Context) {
 		Expect(w.Code).To(Equal(http.StatusOK))
 		var fromEndpoint []features.Status
 		Expect(json.Unmarshal(w.Body.Bytes(), &fromEndpoint)).To(Succeed())
-		Expect(fromEndpoint).To(HaveLen(len(rec.Catalog().Features)))
+		Expect(fromEndpoint).To(HaveLen(len(embedded().Features)))
 		table := runCLI(0, "--kubeconfig", writeKubeconfig(dir), "--namespace", hcoNamespace, "--output", "features")
 		for _, f := range fromEndpoint {
 			Expect(table).To(MatchRegexp(`(?m)^%s\s+%s\s+\S+\s+%s\s`, f.Name, f.Maturity, f.State), "feature %s", f.Name)
@@ -181,8 +181,8 @@ func operabilitySpecs(ctx context.Context) {
 		}
 		rv := setSwitch("false")
 		reconciledAt(rv)
-		Expect(rec.Health().Idle).NotTo(BeNil())
-		Expect(rec.Health().Idle.Reason).To(Equal(controller.IdlePaused))
+		Expect(rec.Snapshot().Health.Idle).NotTo(BeNil())
+		Expect(rec.Snapshot().Health.Idle.Reason).To(Equal(report.IdlePaused))
 		Eventually(func() int { return len(events("Paused", annotations.Autopilot+`="false"`)) }).Should(Equal(1))
 
 		mark := requests.mark()
@@ -203,7 +203,7 @@ func operabilitySpecs(ctx context.Context) {
 		reconciledAt(setSwitch("psi-enable, no-such-asset"))
 		Eventually(func() int { return len(events("InvalidAutopilot", "no-such-asset")) }).Should(Equal(1))
 		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
-		Expect(rec.Health().Idle).To(BeNil())
+		Expect(rec.Snapshot().Health.Idle).To(BeNil())
 		Eventually(outcomeOf("swap-enable")).Should(Equal(engine.Paused))
 		v, _, _ := unstructured.NestedString(get(mcGVK, "", swapMC).Object, "spec", "config", "ignition", "version")
 		Expect(v).To(Equal("3.3.0"), "an asset not listed is left exactly as it is")
@@ -247,7 +247,7 @@ func operabilitySpecs(ctx context.Context) {
 		conflicts := func() int { return len(events("Conflict", "admin-worker-tuning", annotations.DisabledResources)) }
 		Eventually(conflicts).Should(Equal(2))
 		rv := poke()
-		Eventually(func() string { return rec.Health().HCOResourceVersion }).Should(Equal(rv))
+		Eventually(func() string { return rec.Snapshot().Health.HCOResourceVersion }).Should(Equal(rv))
 		Expect(conflicts()).To(Equal(2))
 		Expect(get(kcGVK, "", ours).GetResourceVersion()).To(Equal(before), "the autopilot's KubeletConfig is left as it is")
 
@@ -386,7 +386,7 @@ func lateHCOSpecs(ctx context.Context) {
 		}
 		Eventually(hco).Should(BeNil())
 		startManager()
-		Eventually(func() bool { return !rec.Health().LastReconcile.IsZero() }).Should(BeTrue(), "a reconcile ran and found no HCO")
+		Eventually(func() bool { return !rec.Snapshot().Health.LastReconcile.IsZero() }).Should(BeTrue(), "a reconcile ran and found no HCO")
 
 		h := newObj(hcoGVK, hcoNamespace, hcoName)
 		Expect(k8s.Create(ctx, h, client.FieldOwner("hco-operator"))).To(Succeed())
@@ -418,7 +418,7 @@ func sameAsController(got any, what string) {
 	for _, e := range entries {
 		byAsset[e.Asset] = e
 	}
-	statuses := rec.Statuses()
+	statuses := rec.Snapshot().Assets
 	Expect(entries).To(HaveLen(len(statuses)), "%s lists every asset", what)
 	for _, s := range statuses {
 		e, ok := byAsset[s.Asset]

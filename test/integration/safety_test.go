@@ -16,9 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
 	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
 
@@ -179,29 +179,29 @@ func hcoLifecycleSpecs(ctx context.Context) {
 			u.SetFinalizers(append(u.GetFinalizers(), fin))
 		})
 		Expect(k8s.Delete(ctx, hco())).To(Succeed())
-		Eventually(func() controller.IdleReason {
-			if i := rec.Health().Idle; i != nil {
+		Eventually(func() report.IdleReason {
+			if i := rec.Snapshot().Health.Idle; i != nil {
 				return i.Reason
 			}
 			return ""
-		}).Should(Equal(controller.IdleHCOTerminating))
-		Expect(testutil.ToFloat64(metrics.Idle.WithLabelValues(string(controller.IdleHCOTerminating)))).To(Equal(1.0))
+		}).Should(Equal(report.IdleHCOTerminating))
+		Expect(testutil.ToFloat64(metrics.Idle.WithLabelValues(string(report.IdleHCOTerminating)))).To(Equal(1.0))
 
 		// The operand's owner removes it during uninstall: not re-created.
 		Expect(k8s.Delete(ctx, get(mcGVK, "", psiMC))).To(Succeed())
 		since := time.Now()
 		poke()
-		Eventually(func() bool { return rec.Health().LastReconcile.After(since) }).Should(BeTrue())
+		Eventually(func() bool { return rec.Snapshot().Health.LastReconcile.After(since) }).Should(BeTrue())
 		Expect(get(mcGVK, "", psiMC)).To(BeNil(), "no write during uninstall")
 
 		update(hcoGVK, hcoNamespace, hcoName, "hco-operator", func(u *unstructured.Unstructured) { u.SetFinalizers(nil) })
 		Eventually(hco).Should(BeNil())
-		Eventually(func() controller.IdleReason {
-			if i := rec.Health().Idle; i != nil {
+		Eventually(func() report.IdleReason {
+			if i := rec.Snapshot().Health.Idle; i != nil {
 				return i.Reason
 			}
 			return ""
-		}).Should(Equal(controller.IdleHCOAbsent))
+		}).Should(Equal(report.IdleHCOAbsent))
 	})
 }
 

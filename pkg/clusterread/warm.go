@@ -1,4 +1,4 @@
-package controller
+package clusterread
 
 import (
 	"context"
@@ -7,25 +7,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
-	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rbac"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
-
-// assetKinds renders every asset once, without facts, for the kind it
-// manages (a template's kind does not depend on the cluster).
-func assetKinds(cat *catalog.Catalog, r *render.Renderer, namespace string) map[string]schema.GroupVersionKind {
-	out := map[string]schema.GroupVersionKind{}
-	for i := range cat.Assets {
-		a := &cat.Assets[i]
-		u, err := r.Render(a.Path, &rendercontext.RenderContext{Namespace: namespace, AssumeAllKinds: true}, a.Params, nil)
-		if err == nil {
-			out[a.Name] = u.GroupVersionKind()
-		}
-	}
-	return out
-}
 
 // factGVKs are the kinds every reconcile reads whole (facts cache), by CRD.
 var factGVKs = []schema.GroupVersionKind{rendercontext.HCOGVK, rendercontext.InfrastructureGVK, rendercontext.SchedulerGVK,
@@ -42,31 +26,31 @@ var factCRDs = map[schema.GroupVersionKind]string{
 // synced, instead of at the first reconcile: the controller first waits
 // for its own sources to sync, polling every 100 ms, and the informers'
 // initial lists can run meanwhile.
-func (r *Reconciler) warmAtStart(ctx context.Context) error {
+func (r *Reader) warmAtStart(ctx context.Context) error {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	inf, err := r.caches.managed.GetInformer(ctx, crd, cache.BlockUntilSynced(false))
+	inf, err := r.managed.GetInformer(ctx, crd, cache.BlockUntilSynced(false))
 	if err != nil {
 		return nil // the first reconcile warms, and reports
 	}
 	wctx, cancel := context.WithTimeout(ctx, r.gate.timeout)
 	defer cancel()
 	if waitSynced(wctx, inf.HasSynced) {
-		r.warm(ctx)
+		r.Warm(ctx)
 	}
 	return nil
 }
 
-// warm starts, without waiting, the informer of every kind a reconcile
+// Warm starts, without waiting, the informer of every kind a reconcile
 // reads whose CRD is installed (fact kinds and the assets' kinds), so their
 // initial lists run together instead of one after another as Gather and the
 // plan reach each (a cold start waited for each in turn). They are the
 // kinds the reconcile keeps watched anyway (paused assets' kinds included).
-func (r *Reconciler) warm(ctx context.Context) {
+func (r *Reader) Warm(ctx context.Context) {
 	if r.warmed.Load() {
 		return // every kind has its informer; nothing to list for
 	}
 	var crds apiextensionsv1.CustomResourceDefinitionList
-	if err := r.cache.List(ctx, &crds); err != nil {
+	if err := r.List(ctx, &crds); err != nil {
 		return // Gather reports it
 	}
 	has := map[string]bool{}
@@ -81,20 +65,20 @@ func (r *Reconciler) warm(ctx context.Context) {
 		if rendercontext.BuiltIn(gvk) {
 			// Always served: start with the others (each first watch of a
 			// kind may be answered 429 and retried after a second).
-			_, _ = r.caches.forGVK(gvk).GetInformer(ctx, unstructuredOf(gvk), cache.BlockUntilSynced(false))
+			_, _ = r.forGVK(gvk).GetInformer(ctx, unstructuredOf(gvk), cache.BlockUntilSynced(false))
 			continue
 		}
 		kinds[gvk] = rbac.Resource(gvk.Kind) + "." + gvk.Group
 	}
 	// Built-in fact kinds have no CRD to wait for.
-	_, _ = r.caches.forGVK(rendercontext.StorageClassGVK).GetInformer(ctx, unstructuredOf(rendercontext.StorageClassGVK), cache.BlockUntilSynced(false))
+	_, _ = r.forGVK(rendercontext.StorageClassGVK).GetInformer(ctx, unstructuredOf(rendercontext.StorageClassGVK), cache.BlockUntilSynced(false))
 	all := true
 	for gvk, crd := range kinds {
 		if !has[crd] {
 			all = false // a soft dependency may arrive: look again next time
 			continue
 		}
-		_, _ = r.caches.forGVK(gvk).GetInformer(ctx, unstructuredOf(gvk), cache.BlockUntilSynced(false))
+		_, _ = r.forGVK(gvk).GetInformer(ctx, unstructuredOf(gvk), cache.BlockUntilSynced(false))
 	}
 	// Once every kind is installed and started, later reconciles skip the
 	// CRD list; a kind removed and re-installed is started on first read.

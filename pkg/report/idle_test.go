@@ -1,10 +1,9 @@
-package controller
+package report
 
 import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,27 +30,9 @@ func TestIdleReason(t *testing.T) {
 		{[]apiextensionsv1.CustomResourceDefinition{crd("v1beta1", "v1")}, IdleHCOAbsent, "no HyperConverged"},
 	}
 	for _, c := range cases {
-		got := idleReasonFor(rendercontext.Facts{CRDs: c.crds}, "openshift-cnv", notFound)
+		got := IdleFor(rendercontext.Facts{CRDs: c.crds}, "openshift-cnv", notFound)
 		if got.Reason != c.want || !strings.Contains(got.Message, c.msg) {
 			t.Errorf("%v: got %+v", c.crds, got)
 		}
-	}
-}
-
-func TestRetriesAreIndependent(t *testing.T) {
-	r := newRetries()
-	var last time.Duration
-	for i := 0; i < 12; i++ {
-		last = r.failed("broken")
-	}
-	if last != 5*time.Minute {
-		t.Fatalf("backoff caps at 5 minutes, got %s", last)
-	}
-	if d := r.failed("other"); d != time.Second {
-		t.Fatalf("another asset's first failure waits 1s, got %s", d)
-	}
-	r.succeeded("broken")
-	if d := r.failed("broken"); d != time.Second {
-		t.Fatalf("success resets the backoff, got %s", d)
 	}
 }

@@ -1,4 +1,4 @@
-package controller
+package clusterread
 
 import (
 	"context"
@@ -9,20 +9,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// liveReader reads managed objects from the label-filtered cache. A cache
-// miss only means "not labelled as ours", never "absent": the object may
-// exist unlabelled (pre-created, or the label removed by a user), and its
-// opt-out or patch annotations must still be honoured, so a miss falls back
-// to one direct read.
-type liveReader struct {
-	cache  client.Reader
-	direct client.Reader
-}
-
-func (l liveReader) Live(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+// Live reads a managed object from the label-filtered cache. A cache miss
+// only means "not labelled as ours", never "absent": the object may exist
+// unlabelled (pre-created, or the label removed by a user), and its
+// opt-out or patch annotations must still be honoured, so a miss falls
+// back to one direct read.
+func (l *Reader) Live(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
 	key := client.ObjectKey{Namespace: namespace, Name: name}
 	u := unstructuredOf(gvk)
-	err := l.cache.Get(ctx, key, u)
+	err := l.Get(ctx, key, u)
 	if err == nil {
 		return u, nil
 	}
@@ -41,9 +36,9 @@ func (l liveReader) Live(ctx context.Context, gvk schema.GroupVersionKind, names
 
 // Owned reads only the label-filtered cache: what the autopilot created
 // carries its label, so a miss is "nothing of ours" at no API cost.
-func (l liveReader) Owned(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+func (l *Reader) Owned(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
 	u := unstructuredOf(gvk)
-	if err := l.cache.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
+	if err := l.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}

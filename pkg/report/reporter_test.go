@@ -1,4 +1,4 @@
-package controller
+package report
 
 import (
 	"context"
@@ -46,31 +46,31 @@ func obj(kind, name, uid string) *unstructured.Unstructured {
 // problem: a reconcile that changes nothing records nothing.
 func TestEventsAreDeduplicated(t *testing.T) {
 	rec := &countingRecorder{}
-	r := &Reconciler{status: newStatusStore(), recorder: rec}
+	r := New(rec)
 	hco := obj("HyperConverged", "kubevirt-hyperconverged", "hco-uid")
 	mc := obj("MachineConfig", "psi", "mc-uid")
 	asset := &catalog.Asset{Name: "psi-enable"}
 	invalid := engine.Decision{Asset: asset, Verdict: engine.VerdictInvalid, Annotation: annotations.Patch, Reason: "bad", Live: mc}
 
-	r.record(context.Background(), hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
+	r.Asset(context.Background(), hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
 	if rec.count() != 2 {
 		t.Fatalf("an invalid patch is reported on the object and on the HCO: %v", rec.reasons)
 	}
-	r.record(context.Background(), hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
+	r.Asset(context.Background(), hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
 	if rec.count() != 2 {
 		t.Fatalf("the same problem again records nothing: %v", rec.reasons)
 	}
 	unchanged := engine.Decision{Asset: asset, Verdict: engine.VerdictIncluded, Live: mc}
-	r.record(context.Background(), hco, &unchanged, engine.Result{Outcome: engine.Unchanged})
-	r.record(context.Background(), hco, &unchanged, engine.Result{Outcome: engine.Unchanged})
+	r.Asset(context.Background(), hco, &unchanged, engine.Result{Outcome: engine.Unchanged})
+	r.Asset(context.Background(), hco, &unchanged, engine.Result{Outcome: engine.Unchanged})
 	if rec.count() != 2 {
 		t.Fatalf("an unchanged object records nothing: %v", rec.reasons)
 	}
-	r.record(context.Background(), hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
+	r.Asset(context.Background(), hco, &invalid, engine.Result{Outcome: engine.Invalid, Reason: "bad"})
 	if rec.count() != 4 {
 		t.Fatalf("a problem that comes back is reported again: %v", rec.reasons)
 	}
-	r.record(context.Background(), hco, &unchanged, engine.Result{Outcome: engine.Applied, Reason: "corrected /spec/x"})
+	r.Asset(context.Background(), hco, &unchanged, engine.Result{Outcome: engine.Applied, Reason: "corrected /spec/x"})
 	if rec.count() != 6 {
 		t.Fatalf("every corrective write is reported: %v", rec.reasons)
 	}
@@ -95,11 +95,11 @@ func (c *relatedRecorder) Eventf(regarding, related runtime.Object, _, _, _, _ s
 // one not created yet (no UID), so two creations stay two events.
 func TestHCOEventsCarryTheirSubject(t *testing.T) {
 	rec := &relatedRecorder{}
-	r := &Reconciler{status: newStatusStore(), recorder: rec}
+	r := New(rec)
 	hco := obj("HyperConverged", "kubevirt-hyperconverged", "hco-uid")
 	for _, name := range []string{"swap", "psi"} {
 		d := engine.Decision{Asset: &catalog.Asset{Name: name}, Verdict: engine.VerdictIncluded, Rendered: obj("MachineConfig", name, "")}
-		r.record(context.Background(), hco, &d, engine.Result{Outcome: engine.Applied, Reason: "created"})
+		r.Asset(context.Background(), hco, &d, engine.Result{Outcome: engine.Applied, Reason: "created"})
 	}
 	if fmt.Sprint(rec.related) != "[swap psi]" {
 		t.Fatalf("related objects of the HCO's Created events: %v, want [swap psi]", rec.related)
@@ -111,7 +111,7 @@ func TestHCOEventsCarryTheirSubject(t *testing.T) {
 // quiet outcome clears the HCO subject's dedup state, never the inputs').
 func TestHCOInputWarningOncePerEpisode(t *testing.T) {
 	rec := &countingRecorder{}
-	r := &Reconciler{status: newStatusStore(), recorder: rec}
+	r := New(rec)
 	hco := obj("HyperConverged", "kubevirt-hyperconverged", "hco-uid")
 	golden := engine.Decision{Asset: &catalog.Asset{Name: "hco-golden-config"}, Verdict: engine.VerdictIncluded, Live: hco}
 	notices := []engine.Notice{
@@ -119,15 +119,15 @@ func TestHCOInputWarningOncePerEpisode(t *testing.T) {
 		{Annotation: "platform.kubevirt.io/enable-x", Reason: engine.Malformed, Event: "InvalidSwitch", Message: "not understood"},
 	}
 	for range 3 {
-		r.record(context.Background(), hco, &golden, engine.Result{Outcome: engine.Unchanged})
-		r.recordNotices(context.Background(), hco, notices)
-		r.recordActivation(context.Background(), hco, engine.Activation{Paused: true, Value: "false"})
+		r.Asset(context.Background(), hco, &golden, engine.Result{Outcome: engine.Unchanged})
+		r.Notices(context.Background(), hco, notices)
+		r.Activation(context.Background(), hco, engine.Activation{Paused: true, Value: "false"})
 	}
 	if rec.count() != 3 {
 		t.Fatalf("one event per standing warning (2 notices, paused) across reconciles: %v", rec.reasons)
 	}
-	r.recordNotices(context.Background(), hco, nil)
-	r.recordNotices(context.Background(), hco, notices[:1])
+	r.Notices(context.Background(), hco, nil)
+	r.Notices(context.Background(), hco, notices[:1])
 	if rec.count() != 4 {
 		t.Fatalf("a problem that comes back is reported again: %v", rec.reasons)
 	}

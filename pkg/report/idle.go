@@ -1,4 +1,4 @@
-package controller
+package report
 
 import (
 	"context"
@@ -41,8 +41,8 @@ type IdleStatus struct {
 	Message string     `json:"message"`
 }
 
-// idleReasonFor explains a failed HCO read from the listed CRDs.
-func idleReasonFor(f rendercontext.Facts, namespace string, err error) IdleStatus {
+// IdleFor explains a failed HCO read from the listed CRDs.
+func IdleFor(f rendercontext.Facts, namespace string, err error) IdleStatus {
 	var served []string
 	found := false
 	for i := range f.CRDs {
@@ -68,13 +68,13 @@ func idleReasonFor(f rendercontext.Facts, namespace string, err error) IdleStatu
 	return IdleStatus{IdleHCOAbsent, fmt.Sprintf("no HyperConverged %s in namespace %s (--namespace)", rendercontext.HCOName, namespace)}
 }
 
-// setIdle records why nothing is written (zero value: not idle): one log
+// Idle records why nothing is written (zero value: not idle): one log
 // line when it changes, a gauge per reason, /debug/health.
-func (r *Reconciler) setIdle(ctx context.Context, i IdleStatus) {
-	r.status.mu.Lock()
-	prev := r.status.idle
-	r.status.idle = i
-	r.status.mu.Unlock()
+func (r *Reporter) Idle(ctx context.Context, i IdleStatus) {
+	r.mu.Lock()
+	prev := r.idle
+	r.idle = i
+	r.mu.Unlock()
 	for _, reason := range IdleReasons {
 		v := 0.0
 		if reason == i.Reason {

@@ -1,0 +1,198 @@
+// Package clusterread is how the autopilot reads the cluster: two caches
+// (managed objects, label-filtered; facts, read whole), one narrow
+// informer per object a template looks up, live reads where a cache miss
+// cannot mean "absent", a sync gate so one kind that cannot be listed
+// never stalls the others, warm-up at start, and the watches that follow
+// the kinds a reconcile needs. The controller sees one Reader.
+package clusterread
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
+)
+
+// Options configure a Reader.
+type Options struct {
+	// Namespace of the HCO (namespaced facts are read only there).
+	Namespace string
+	Catalog   *catalog.Catalog
+	// Kinds are the kinds the assets manage, warmed at start.
+	Kinds []schema.GroupVersionKind
+	// SyncTimeout bounds how long a read waits for a kind's informer to
+	// sync before that kind's reads fail (the others go on).
+	SyncTimeout time.Duration
+	// Structures is what the cache's CRD transform keeps of the schemas it
+	// drops (CacheOptions); nil: the CRDs' own schemas are read.
+	Structures *structure.Store
+}
+
+// Reader reads the cluster for the reconciler: cached reads routed to the
+// cache holding each kind, live reads, the facts of one reconcile, and the
+// watches that wake it.
+type Reader struct {
+	caches
+	direct     client.Reader
+	namespace  string
+	reads      []rendercontext.ObjectKey
+	kinds      []schema.GroupVersionKind
+	structures *structure.Store
+	watches    *watches
+	warmed     atomic.Bool
+}
+
+// New builds the Reader on mgr, whose cache must have been built with
+// CacheOptions: it adds the facts cache and one cache per declared lookup
+// to the manager, and warms every kind's informer when the manager starts.
+func New(mgr manager.Manager, opts Options) (*Reader, error) {
+	// A second cache for facts read unfiltered; the manager starts it
+	// with its own cache, before the controller.
+	facts, err := cache.New(mgr.GetConfig(), factsCacheOptions(opts.Namespace, cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("create facts cache: %w", err)
+	}
+	if err := mgr.Add(facts); err != nil {
+		return nil, err
+	}
+	r := &Reader{
+		caches:     caches{managed: mgr.GetCache(), facts: facts, gate: newSyncGate(opts.SyncTimeout)},
+		direct:     mgr.GetAPIReader(),
+		namespace:  opts.Namespace,
+		reads:      rendercontext.Reads(opts.Catalog),
+		kinds:      opts.Kinds,
+		structures: opts.Structures,
+	}
+	if r.lookups, err = newLookups(mgr, r.reads, func() *syncGate { return newSyncGate(opts.SyncTimeout) }); err != nil {
+		return nil, err
+	}
+	// Started with the controller (after leader election, when enabled).
+	if err := mgr.Add(manager.RunnableFunc(r.warmAtStart)); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Direct reads the API server itself, bypassing every cache: for the
+// rare read that must see a person's last word (before a deletion).
+func (r *Reader) Direct() client.Reader { return r.direct }
+
+// Facts reads one reconcile's render-context inputs from the caches, with
+// the CRD structures the cache transform recorded.
+func (r *Reader) Facts(ctx context.Context) (rendercontext.Facts, error) {
+	f, err := gather.Facts(ctx, r.caches, r.namespace, r.reads)
+	if r.structures != nil {
+		f.Structures = r.structures.Snapshot()
+	}
+	return f, err
+}
+
+// Sources are the watches that exist from the start: CRDs (a soft
+// dependency arriving or leaving) and Nodes, which matter only for their
+// labels, capacity (hardware facts) and the swap their kubelet reports.
+// Their initial lists trigger the first reconcile.
+func (r *Reader) Sources(h handler.EventHandler) []source.Source {
+	nodeFacts := predicate.Or(predicate.LabelChangedPredicate{}, predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*corev1.Node)
+			n, ok2 := e.ObjectNew.(*corev1.Node)
+			return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Status.Capacity, n.Status.Capacity) ||
+				!equality.Semantic.DeepEqual(o.Status.NodeInfo.Swap, n.Status.NodeInfo.Swap)
+		},
+	})
+	return []source.Source{
+		source.Kind[client.Object](r.managed, &apiextensionsv1.CustomResourceDefinition{}, h),
+		source.Kind[client.Object](r.managed, &corev1.Node{}, h, nodeFacts),
+	}
+}
+
+// Bind gives the Reader the controller whose watches it manages (Watch,
+// WatchLookups), each event handled by h.
+func (r *Reader) Bind(c controller.Controller, h handler.EventHandler) {
+	r.watches = &watches{ctrl: c, caches: r.caches, handler: h, active: map[schema.GroupVersionKind]bool{}}
+}
+
+// Watch makes the watched kinds exactly want (see FactWatches).
+func (r *Reader) Watch(ctx context.Context, want map[schema.GroupVersionKind]bool) error {
+	return r.watches.sync(ctx, want)
+}
+
+// WatchLookups watches each declared object whose kind is served, and
+// stops the informers of those that are not.
+func (r *Reader) WatchLookups(ctx context.Context, served func(rendercontext.ObjectKey) bool) {
+	r.lookups.watch(ctx, r.watches.ctrl, r.watches.handler, served)
+}
+
+// Watching reports whether gvk is watched (its informer is running).
+func (r *Reader) Watching(gvk schema.GroupVersionKind) bool { return r.watches.has(gvk) }
+
+// WatchedKinds lists the watched kinds, sorted.
+func (r *Reader) WatchedKinds() []string {
+	var out []string
+	for _, gvk := range r.watches.list() {
+		out = append(out, gvk.String())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Unsynced lists, sorted, the kinds whose watch has not synced: their
+// reads fail, the others' go on.
+func (r *Reader) Unsynced() []string {
+	u := r.gate.unsynced()
+	sort.Strings(u)
+	return u
+}
+
+// Synced reports, within ctx's deadline, whether every informer of both
+// caches has synced, naming the kinds that have not when it knows them.
+func (r *Reader) Synced(ctx context.Context) error {
+	managed := r.managed.WaitForCacheSync(ctx)
+	facts := r.facts.WaitForCacheSync(ctx)
+	if managed && facts {
+		return nil
+	}
+	if u := r.Unsynced(); len(u) > 0 {
+		return fmt.Errorf("watches not synced: %s", strings.Join(u, ", "))
+	}
+	return fmt.Errorf("caches not synced")
+}
+
+// FactWatches are the kinds watched regardless of assets: the HCO and the
+// OpenShift config objects the context reads, when installed, and the
+// StorageClasses (built in) templates read for the default class.
+func FactWatches(rc *rendercontext.RenderContext) map[schema.GroupVersionKind]bool {
+	want := map[schema.GroupVersionKind]bool{rendercontext.StorageClassGVK: true}
+	for _, gvk := range factGVKs {
+		if rc.CRDFor(gvk.GroupKind()) != nil && rc.KindAvailable(gvk) {
+			want[gvk] = true
+		}
+	}
+	return want
+}
+
+// IsFact reports whether gvk is read whole, whoever owns it (the facts
+// cache), rather than only the autopilot's labelled objects.
+func IsFact(gvk schema.GroupVersionKind) bool { return factKinds[gvk] }

@@ -1,0 +1,170 @@
+// Package controller runs the autopilot: one reconciler keyed on the HCO
+// that applies the golden HCO config, reads the effective HCO back, and
+// syncs every other asset from it. Reading the cluster is
+// pkg/clusterread's job and reporting pkg/report's; this package wires
+// them (Setup) and walks one reconcile (Reconcile).
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/apply"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/clusterread"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
+)
+
+// Options configure the reconciler.
+type Options struct {
+	// Namespace of the HCO.
+	Namespace string
+	Catalog   *catalog.Catalog
+	Renderer  *render.Renderer
+	// Tombstones to reap on every reconcile.
+	Tombstones []tombstone.Tombstone
+	Throttle   throttle.Config
+	// Resync re-evaluates everything this often even without events (no API
+	// request unless something drifted). Zero means 10 minutes.
+	Resync time.Duration
+	// UnwatchedPoll re-reads objects the autopilot left alone without
+	// labelling them (an unmanaged or invalid object it never applied):
+	// they are not in its watch, so this is how it notices the user's fix.
+	// Zero means 1 minute.
+	UnwatchedPoll time.Duration
+	// SyncTimeout bounds how long a reconcile waits for a kind's watch to
+	// sync before that kind's assets fail (the others go on). Zero means 10s.
+	SyncTimeout time.Duration
+	// SettlePeriod is how long a derived fact must hold before a write it
+	// asks for that reboots a pool or changes remediation (pkg/settle).
+	// Zero means settle.DefaultPeriod; negative, no wait.
+	SettlePeriod time.Duration
+	// Structures is what the cache's CRD transform keeps of the schemas it
+	// drops (clusterread.CacheOptions); nil: the CRDs' own schemas are read.
+	Structures *structure.Store
+	// Images are the operand images, by name, as the autopilot's
+	// Deployment gives them (rendercontext.ImagesFromEnv in its process).
+	Images map[string]string
+}
+
+// Reconciler is the autopilot's single reconciler.
+type Reconciler struct {
+	opts      Options
+	reader    *clusterread.Reader
+	report    *report.Reporter
+	evaluator *engine.Evaluator
+	syncer    *apply.Syncer
+	reaper    *tombstone.Reaper
+	writer    client.Client
+	pools     *poolWaits
+	retries   *retries
+	settle    *settle.Tracker
+	// kinds is the kind each asset manages (watched while it is paused or
+	// backing off).
+	kinds map[string]schema.GroupVersionKind
+}
+
+// Setup registers the reconciler with mgr, whose cache must have been built
+// with clusterread.CacheOptions.
+func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
+	if opts.Resync == 0 {
+		opts.Resync = 10 * time.Minute
+	}
+	if opts.UnwatchedPoll == 0 {
+		opts.UnwatchedPoll = time.Minute
+	}
+	if opts.SettlePeriod == 0 {
+		opts.SettlePeriod = settle.DefaultPeriod
+	}
+	if opts.SyncTimeout == 0 {
+		opts.SyncTimeout = 10 * time.Second
+	}
+	kinds := assetKinds(opts.Catalog, opts.Renderer, opts.Namespace)
+	reader, err := clusterread.New(mgr, clusterread.Options{Namespace: opts.Namespace, Catalog: opts.Catalog,
+		Kinds: kindList(kinds), SyncTimeout: opts.SyncTimeout, Structures: opts.Structures})
+	if err != nil {
+		return nil, err
+	}
+	r := &Reconciler{
+		opts:      opts,
+		reader:    reader,
+		report:    report.New(mgr.GetEventRecorder(annotations.FieldManager)),
+		evaluator: &engine.Evaluator{Renderer: opts.Renderer},
+		syncer:    &apply.Syncer{Client: mgr.GetClient(), Throttle: throttle.New(opts.Throttle)},
+		reaper:    &tombstone.Reaper{Cache: reader, Reader: reader.Direct(), Writer: mgr.GetClient(), Watched: reader.Watching},
+		writer:    mgr.GetClient(),
+		pools:     newPoolWaits(),
+		retries:   newRetries(),
+		settle:    settle.New(opts.SettlePeriod, nil),
+		kinds:     kinds,
+	}
+	r.evaluator.Hold = r.backingOff
+	r.syncer.Hold = r.pools.hold
+	toHCO := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: opts.Namespace, Name: rendercontext.HCOName}}}
+	})
+	b := ctrl.NewControllerManagedBy(mgr).Named("autopilot")
+	for _, src := range reader.Sources(toHCO) {
+		b = b.WatchesRawSource(src)
+	}
+	c, err := b.Build(r)
+	if err != nil {
+		return nil, err
+	}
+	reader.Bind(c, toHCO)
+	return r, nil
+}
+
+// assetKinds renders every asset once, without facts, for the kind it
+// manages (a template's kind does not depend on the cluster).
+func assetKinds(cat *catalog.Catalog, r *render.Renderer, namespace string) map[string]schema.GroupVersionKind {
+	out := map[string]schema.GroupVersionKind{}
+	for i := range cat.Assets {
+		a := &cat.Assets[i]
+		u, err := r.Render(a.Path, &rendercontext.RenderContext{Namespace: namespace, AssumeAllKinds: true}, a.Params, nil)
+		if err == nil {
+			out[a.Name] = u.GroupVersionKind()
+		}
+	}
+	return out
+}
+
+func kindList(kinds map[string]schema.GroupVersionKind) []schema.GroupVersionKind {
+	seen := map[schema.GroupVersionKind]bool{}
+	var out []schema.GroupVersionKind
+	for _, gvk := range kinds {
+		if !seen[gvk] {
+			seen[gvk] = true
+			out = append(out, gvk)
+		}
+	}
+	return out
+}
+
+// backingOff holds an asset whose last failure's backoff has not expired
+// out of the reconcile (engine.Evaluator.Hold).
+func (r *Reconciler) backingOff(a *catalog.Asset) (string, bool) {
+	left, held := r.retries.held(a.Name)
+	if !held {
+		return "", false
+	}
+	last, _ := r.report.Last(a.Name)
+	return fmt.Sprintf("retrying in %s: %s", left.Round(time.Second), last.Reason), true
+}

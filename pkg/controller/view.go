@@ -1,0 +1,42 @@
+package controller
+
+import (
+	"context"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+)
+
+// Preview evaluates every asset now, from the caches, without writing:
+// what the next reconcile would decide, and the HCO inputs it would report
+// as not understood. The debug endpoints serve it.
+func (r *Reconciler) Preview(ctx context.Context) (engine.Evaluation, []engine.Notice, error) {
+	facts, err := r.facts(ctx)
+	if err != nil {
+		return engine.Evaluation{}, nil, err
+	}
+	eval := r.evaluator.Plan(ctx, r.opts.Catalog, rendercontext.New(facts), r.reader, engine.Preview)
+	return eval, r.evaluator.Notices(r.opts.Catalog, eval), nil
+}
+
+// Snapshot is what the controller last recorded, with what is watched,
+// what has not synced, and each asset object's write budget.
+func (r *Reconciler) Snapshot() report.Snapshot {
+	s := r.report.Snapshot()
+	s.Health.Unsynced = r.reader.Unsynced()
+	s.Health.Watched = r.reader.WatchedKinds()
+	s.Health.Throttled = r.syncer.Throttle.Throttled()
+	s.Throttle = make(map[string]throttle.State, len(s.Assets))
+	for _, a := range s.Assets {
+		if a.Object != "" {
+			s.Throttle[a.Object] = r.syncer.Throttle.State(a.Object)
+		}
+	}
+	return s
+}
+
+// Synced reports, within ctx's deadline, whether every informer the
+// reconciler reads has synced (the readiness probe).
+func (r *Reconciler) Synced(ctx context.Context) error { return r.reader.Synced(ctx) }

@@ -1,0 +1,123 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+)
+
+const unresolvedReason = "IgnoreFieldsUnresolved"
+
+// invalidEvent is the Event reason of an asset left as it is because of
+// the annotation named.
+func invalidEvent(annotation string) string {
+	switch annotation {
+	case annotations.Patch:
+		return "InvalidPatch"
+	case annotations.IgnoreFields:
+		return "InvalidIgnoreFields"
+	case annotations.Mode:
+		return "InvalidMode"
+	case annotations.DisabledResources:
+		// An entry not understood holds the asset (engine.Plan).
+		return "InvalidDisabledResources"
+	}
+	return "InvalidSwitch"
+}
+
+// rollout names, on the HCO, a write that makes the Machine Config Operator
+// drain and reboot a pool's nodes: the one event an admin must not miss.
+func (r *Reporter) rollout(hco, subject *unstructured.Unstructured, d engine.Disruption, what string) {
+	if !d.Reboot || subject == nil {
+		return
+	}
+	pool := d.Pool
+	if pool == "" {
+		pool = "(unnamed)"
+	}
+	r.event(hco, subject, corev1.EventTypeWarning, "PoolRollout",
+		fmt.Sprintf("MachineConfigPool %s rolls: the Machine Config Operator drains and reboots its nodes one at a time (%s)", pool, what))
+}
+
+// event records on the object concerned (related to the HCO) and on the HCO.
+func (r *Reporter) event(hco, subject *unstructured.Unstructured, typ, reason, msg string) {
+	if len(msg) > 1000 {
+		msg = msg[:1000] + "..."
+	}
+	// related stays an untyped nil unless set: a typed nil pointer in the
+	// interface would make the recorder dereference it.
+	var related runtime.Object
+	if subject != nil && (subject.GetUID() == "" || subject.GetUID() != hco.GetUID()) {
+		// Objects not created yet (or gone) have no UID to attach an event to.
+		if subject.GetUID() != "" {
+			r.recorder.Eventf(subject, hco, typ, reason, "Reconcile", "%s", msg)
+		}
+		// The events API groups events into a series by (regarding, related,
+		// reason, action), not by message: the subject in related keeps
+		// three creations three events instead of one with a count.
+		related = subject
+		msg = engine.ObjectKey(subject) + ": " + msg
+	}
+	r.recorder.Eventf(hco, related, typ, reason, "Reconcile", "%s", msg)
+}
+
+// eventOnce records an event unless the same one was the last recorded for
+// that subject and reason.
+func (r *Reporter) eventOnce(hco, subject *unstructured.Unstructured, typ, reason, msg string) {
+	k := dedupKey(hco, subject, reason)
+	r.mu.Lock()
+	same := r.lastEvent[k] == msg
+	r.lastEvent[k] = msg
+	r.mu.Unlock()
+	if !same {
+		r.event(hco, subject, typ, reason, msg)
+	}
+}
+
+// forgetEvent drops the dedup state of one (subject, reason).
+func (r *Reporter) forgetEvent(subject *unstructured.Unstructured, reason string) {
+	if subject == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.lastEvent, dedupKey(subject, nil, reason))
+}
+
+// forgetEvents drops the dedup state of every reason of subject but keep.
+func (r *Reporter) forgetEvents(subject *unstructured.Unstructured, keep string) {
+	if subject == nil {
+		return
+	}
+	prefix := engine.ObjectKey(subject) + "|"
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := range r.lastEvent {
+		if strings.HasPrefix(k, prefix) && k != prefix+keep {
+			delete(r.lastEvent, k)
+		}
+	}
+}
+
+func dedupKey(hco, subject *unstructured.Unstructured, reason string) string {
+	s := hco
+	if subject != nil {
+		s = subject
+	}
+	return engine.ObjectKey(s) + "|" + reason
+}
+
+func touchesSpec(drift []string) bool {
+	for _, p := range drift {
+		if p == "/spec" || strings.HasPrefix(p, "/spec/") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,74 @@
+package report
+
+import (
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
+)
+
+func (r *Reporter) metricsFor(d *engine.Decision, res engine.Result, target *unstructured.Unstructured) {
+	name := d.Asset.Name
+	for _, o := range engine.Outcomes {
+		v := 0.0
+		if o == res.Outcome {
+			v = 1
+		}
+		metrics.AssetOutcome.WithLabelValues(name, string(o)).Set(v)
+	}
+	if res.Outcome == engine.Applied {
+		metrics.CorrectiveWrites.WithLabelValues(target.GetKind(), target.GetNamespace(), target.GetName()).Inc()
+	}
+	if len(res.Drift) > 0 && d.Live != nil {
+		confirmed := "true"
+		if res.Outcome == engine.Unchanged {
+			confirmed = "false"
+		}
+		metrics.DriftDetected.WithLabelValues(target.GetKind(), target.GetNamespace(), target.GetName(), confirmed).Inc()
+	}
+
+	// Per-object series carry labels that change; drop the asset's old ones.
+	r.mu.Lock()
+	old := r.series[name]
+	delete(r.series, name)
+	r.mu.Unlock()
+	for _, s := range old {
+		s.vec.DeleteLabelValues(s.labels...)
+	}
+	var fresh []series
+	switch {
+	case res.Outcome == engine.Invalid && target != nil:
+		fresh = append(fresh, series{metrics.InvalidAnnotation, []string{target.GetKind(), target.GetNamespace(), target.GetName(), d.Annotation, string(d.InvalidReason)}})
+	case res.Outcome == engine.Throttled && target != nil:
+		fresh = append(fresh, series{metrics.Throttled, []string{target.GetKind(), target.GetNamespace(), target.GetName(), strings.Join(res.Opponents, ",")}})
+	case res.Outcome == engine.MissingDependency && d.Rendered != nil:
+		fresh = append(fresh, series{metrics.MissingDependency, []string{name, d.Rendered.GetKind()}})
+	}
+	if len(d.Unresolved) > 0 && target != nil {
+		fresh = append(fresh, series{metrics.InvalidAnnotation, []string{target.GetKind(), target.GetNamespace(), target.GetName(), annotations.IgnoreFields, string(engine.UnresolvedPointer)}})
+	}
+	if target != nil {
+		for _, c := range d.Customizations {
+			fresh = append(fresh, series{metrics.Customization, []string{name, target.GetKind(), target.GetNamespace(), target.GetName(), c}})
+		}
+	}
+	for _, s := range fresh {
+		s.vec.WithLabelValues(s.labels...).Set(1)
+	}
+	r.mu.Lock()
+	r.series[name] = fresh
+	r.mu.Unlock()
+}
+
+// series is one per-object gauge series an asset set.
+type series struct {
+	vec    *prometheus.GaugeVec
+	labels []string
+}
+
+// hcoInputSeries keys the HCO-input metric series (no asset has this name).
+const hcoInputSeries = "\x00hco-inputs"

@@ -1,0 +1,222 @@
+// Package report tells an admin what the autopilot did: the last outcome
+// of every asset and tombstone, the HCO inputs not acted on, why it is
+// idle, as a read-only Snapshot (the debug endpoints, tests), metrics for
+// every outcome, one log line per action (none for a no-op) and Events
+// deduplicated per episode, HCO-input warnings in their own key space.
+package report
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
+)
+
+// AssetStatus is the last recorded state of one asset.
+type AssetStatus struct {
+	Asset     string         `json:"asset"`
+	Outcome   engine.Outcome `json:"outcome"`
+	Reason    string         `json:"reason,omitempty"`
+	Object    string         `json:"object,omitempty"`
+	Drift     []string       `json:"drift,omitempty"`
+	Opponents []string       `json:"opponents,omitempty"`
+	// ObservedResourceVersion is the live object's resourceVersion this
+	// outcome was decided on ("" when absent).
+	ObservedResourceVersion string                     `json:"observedResourceVersion,omitempty"`
+	Changed                 time.Time                  `json:"changed"`
+	Desired                 *unstructured.Unstructured `json:"-"`
+}
+
+// Reporter records what each reconcile did and tells an admin: the last
+// outcome of every asset (a read-only Snapshot), metrics for every
+// outcome, one log line per action, and Events deduplicated per episode.
+// It is safe for concurrent use (the debug endpoints read it).
+type Reporter struct {
+	recorder events.EventRecorder
+
+	mu     sync.Mutex
+	assets map[string]AssetStatus
+	// lastEvent dedups events: one per distinct (subject, reason, message).
+	lastEvent map[string]string
+	// series remembers label sets set per asset, to delete them when they go stale.
+	series map[string][]series
+
+	tombstones    []tombstone.Result
+	lastReconcile time.Time
+	lastError     string
+	hcoRV         string
+	idle          IdleStatus
+}
+
+// New returns a Reporter recording Events through recorder.
+func New(recorder events.EventRecorder) *Reporter {
+	return &Reporter{recorder: recorder, assets: map[string]AssetStatus{}, lastEvent: map[string]string{}, series: map[string][]series{}}
+}
+
+// Reconciled records the end of a reconcile that started from the HCO
+// at hcoRV, and its error (nil: none).
+func (r *Reporter) Reconciled(err error, hcoRV string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lastReconcile = time.Now()
+	r.hcoRV = hcoRV
+	r.lastError = ""
+	if err != nil {
+		r.lastError = err.Error()
+	}
+}
+
+// Last returns the last recorded status of one asset.
+func (r *Reporter) Last(asset string) (AssetStatus, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.assets[asset]
+	return s, ok
+}
+
+// Snapshot is a copy of what was last recorded: every asset's status
+// (sorted by name), the tombstones', and the autopilot's health.
+type Snapshot struct {
+	Assets     []AssetStatus
+	Tombstones []tombstone.Result
+	Health     Health
+	// Throttle is the write budget of each asset's object, by object key
+	// (filled by the controller, which owns the budgets).
+	Throttle map[string]throttle.State
+}
+
+// Health summarizes the autopilot for /debug/health.
+type Health struct {
+	LastReconcile time.Time `json:"lastReconcile"`
+	// HCOResourceVersion is the HCO resourceVersion the last finished
+	// reconcile started from.
+	HCOResourceVersion string `json:"hcoResourceVersion,omitempty"`
+	LastError          string `json:"lastError,omitempty"`
+	// Idle says why nothing is written or deleted, when that is so.
+	Idle *IdleStatus `json:"idle,omitempty"`
+	// Unsynced lists kinds whose watch has not synced: their assets fail,
+	// the others converge. (The controller fills it and the next two.)
+	Unsynced  []string `json:"unsyncedKinds,omitempty"`
+	Watched   []string `json:"watchedKinds"`
+	Throttled int      `json:"throttledObjects"`
+}
+
+// Snapshot returns a copy of what was last recorded.
+func (r *Reporter) Snapshot() Snapshot {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := Snapshot{Assets: make([]AssetStatus, 0, len(r.assets)), Tombstones: append([]tombstone.Result(nil), r.tombstones...),
+		Health: Health{LastReconcile: r.lastReconcile, HCOResourceVersion: r.hcoRV, LastError: r.lastError}}
+	for _, a := range r.assets {
+		s.Assets = append(s.Assets, a)
+	}
+	sort.Slice(s.Assets, func(i, j int) bool { return s.Assets[i].Asset < s.Assets[j].Asset })
+	if r.idle.Reason != "" {
+		i := r.idle
+		s.Health.Idle = &i
+	}
+	return s
+}
+
+// Last is what was last done with an asset and why (features.Last).
+func (s Snapshot) Last(asset string) (engine.Outcome, string, bool) {
+	a, ok := s.Asset(asset)
+	return a.Outcome, a.Reason, ok
+}
+
+// Asset returns one asset's status from the snapshot.
+func (s Snapshot) Asset(name string) (AssetStatus, bool) {
+	i := sort.Search(len(s.Assets), func(i int) bool { return s.Assets[i].Asset >= name })
+	if i < len(s.Assets) && s.Assets[i].Asset == name {
+		return s.Assets[i], true
+	}
+	return AssetStatus{}, false
+}
+
+// Asset records what a reconcile did with one asset (res, from decision
+// d) and reports it: status, metrics, a log line for an action, Events.
+func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d *engine.Decision, res engine.Result) {
+	name := d.Asset.Name
+	target := d.Target()
+	objKey := ""
+	if target != nil {
+		objKey = engine.ObjectKey(target)
+	}
+	st := AssetStatus{Asset: name, Outcome: res.Outcome, Reason: res.Reason, Object: objKey,
+		Drift: res.Drift, Opponents: res.Opponents, Changed: time.Now(), Desired: d.Desired}
+	if d.Live != nil {
+		st.ObservedResourceVersion = d.Live.GetResourceVersion()
+	}
+
+	r.mu.Lock()
+	prev, had := r.assets[name]
+	if had && prev.Outcome == st.Outcome && prev.Reason == st.Reason {
+		st.Changed = prev.Changed
+	}
+	r.assets[name] = st
+	r.mu.Unlock()
+
+	r.metricsFor(d, res, target)
+	changed := !had || prev.Outcome != st.Outcome || prev.Reason != st.Reason
+	r.logAction(ctx, d, res, target, changed)
+	if had && prev.Outcome == engine.MissingDependency && res.Outcome != engine.MissingDependency {
+		log.FromContext(ctx).Info("dependency installed: the asset is evaluated again", "asset", name, "object", objKey, "action", "dependency-back", "outcome", string(res.Outcome))
+	}
+
+	subject := target
+	switch res.Outcome {
+	case engine.Applied:
+		reason := "Created"
+		if d.Live != nil {
+			reason = "DriftCorrected"
+		}
+		r.event(hco, subject, corev1.EventTypeNormal, reason, res.Reason)
+		if d.Live == nil || touchesSpec(res.Drift) {
+			// Labels and annotations do not reach a node; spec does.
+			r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason)
+		}
+	case engine.Deleted:
+		r.event(hco, subject, corev1.EventTypeNormal, "Deleted", res.Reason)
+		r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason)
+	case engine.Retained:
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Retained", fmt.Sprintf("asset %s: %s", name, res.Reason))
+	case engine.Throttled:
+		// One event per episode: the message names fields and managers,
+		// not the remaining wait, so it stays the same while the fight lasts.
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Thrashing", res.Reason)
+	case engine.Invalid:
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, invalidEvent(d.Annotation),
+			fmt.Sprintf("asset %s: %s is left as it is: %s", name, objKey, res.Reason))
+	case engine.MissingDependency:
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, "MissingDependency", fmt.Sprintf("asset %s: %s", name, res.Reason))
+	case engine.Conflict:
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Conflict", fmt.Sprintf("asset %s: %s", name, res.Reason))
+	case engine.Settling:
+		r.eventOnce(hco, subject, corev1.EventTypeNormal, "Settling", fmt.Sprintf("asset %s: %s", name, res.Reason))
+	case engine.Failed:
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, "SyncFailed", fmt.Sprintf("asset %s: %s", name, res.Reason))
+	default:
+		// Quiet outcomes: forget the dedup state so a recurrence is reported
+		// again (except a warning that still stands).
+		r.forgetEvents(subject, unresolvedReason)
+	}
+	if len(d.Unresolved) > 0 {
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, unresolvedReason,
+			fmt.Sprintf("annotation %s on %s: pointer(s) %s address nothing on the object and are ignored; the rest of the annotation applies",
+				annotations.IgnoreFields, objKey, strings.Join(d.Unresolved, ", ")))
+	} else {
+		r.forgetEvent(subject, unresolvedReason)
+	}
+}
