@@ -1,6 +1,7 @@
 package clusterread
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -9,12 +10,12 @@ import (
 // Every exclusive kind is read whole, whoever owns it (a foreign object is
 // the clash), watched (one appearing is a reason to reconcile) and warmed.
 func TestPeerKindsAreFacts(t *testing.T) {
-	for gvk, crd := range rendercontext.PeerKinds {
+	for gvk := range rendercontext.PeerKinds {
 		if !factKinds[gvk] {
 			t.Errorf("%s: not read unfiltered (factKinds)", gvk)
 		}
-		if factCRDs[gvk] != crd {
-			t.Errorf("%s: not watched and warmed by its CRD %s (factCRDs)", gvk, crd)
+		if !slices.Contains(factGVKs, gvk) {
+			t.Errorf("%s: not watched and warmed (factGVKs)", gvk)
 		}
 	}
 }

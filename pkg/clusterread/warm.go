@@ -7,20 +7,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
-	"github.com/kubevirt/virt-platform-autopilot/pkg/rbac"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
 // factGVKs are the kinds every reconcile reads whole (facts cache), by CRD.
 var factGVKs = []schema.GroupVersionKind{rendercontext.HCOGVK, rendercontext.InfrastructureGVK, rendercontext.SchedulerGVK,
 	rendercontext.KubeletConfigGVK, rendercontext.NodeHealthCheckGVK, rendercontext.PoolGVK, rendercontext.StorageProfileGVK}
-
-var factCRDs = map[schema.GroupVersionKind]string{
-	rendercontext.HCOGVK: rendercontext.HCOCRD, rendercontext.InfrastructureGVK: rendercontext.InfrastructureCRD,
-	rendercontext.SchedulerGVK: rendercontext.SchedulerCRD, rendercontext.KubeletConfigGVK: rendercontext.KubeletConfigCRD,
-	rendercontext.PoolGVK: rendercontext.PoolCRD, rendercontext.StorageProfileGVK: rendercontext.StorageProfileCRD,
-	rendercontext.NodeHealthCheckGVK: rendercontext.NodeHealthCheckCRD,
-}
 
 // warmAtStart warms as soon as the manager runs, once the CRD informer has
 // synced, instead of at the first reconcile: the controller first waits
@@ -53,14 +45,18 @@ func (r *Reader) Warm(ctx context.Context) {
 	if err := r.List(ctx, &crds); err != nil {
 		return // Gather reports it
 	}
-	has := map[string]bool{}
+	// A kind is served when a CRD names its group and kind (spec.names,
+	// never a guessed plural) and serves its version.
+	served := map[schema.GroupVersionKind]bool{}
 	for i := range crds.Items {
-		has[crds.Items[i].Name] = true
+		c := &crds.Items[i]
+		for _, v := range c.Spec.Versions {
+			if v.Served {
+				served[schema.GroupVersionKind{Group: c.Spec.Group, Version: v.Name, Kind: c.Spec.Names.Kind}] = true
+			}
+		}
 	}
-	kinds := map[schema.GroupVersionKind]string{}
-	for gvk, crd := range factCRDs {
-		kinds[gvk] = crd
-	}
+	kinds := append([]schema.GroupVersionKind(nil), factGVKs...)
 	for _, gvk := range r.kinds {
 		if rendercontext.BuiltIn(gvk) {
 			// Always served: start with the others (each first watch of a
@@ -68,13 +64,13 @@ func (r *Reader) Warm(ctx context.Context) {
 			_, _ = r.forGVK(gvk).GetInformer(ctx, unstructuredOf(gvk), cache.BlockUntilSynced(false))
 			continue
 		}
-		kinds[gvk] = rbac.Resource(gvk.Kind) + "." + gvk.Group
+		kinds = append(kinds, gvk)
 	}
 	// Built-in fact kinds have no CRD to wait for.
 	_, _ = r.forGVK(rendercontext.StorageClassGVK).GetInformer(ctx, unstructuredOf(rendercontext.StorageClassGVK), cache.BlockUntilSynced(false))
 	all := true
-	for gvk, crd := range kinds {
-		if !has[crd] {
+	for _, gvk := range kinds {
+		if !served[gvk] {
 			all = false // a soft dependency may arrive: look again next time
 			continue
 		}

@@ -14,9 +14,10 @@ import (
 )
 
 // Guard holds what, beyond the object itself, can forbid a deletion: the
-// HCO's root exclusion list and its lifecycle. Every path that deletes
-// (tombstones, an opt-in asset turned off, any later one) asks the same
-// Guard, so there is one rule.
+// HCO's root exclusion list, its activation switch and its lifecycle.
+// Every path that deletes (tombstones, an opt-in asset turned off, the
+// diff preview) asks the same Guard, and apply.Delete sends the one DELETE,
+// so there is one rule.
 type Guard struct {
 	Exclusions exclusion.Set
 	// HCOTerminating: the HCO is being deleted (uninstall). Nothing is
@@ -50,6 +51,7 @@ func GuardFor(rc *rendercontext.RenderContext) Guard {
 // MayDelete reports whether live may be deleted by the autopilot, and if
 // not, why. All must hold:
 //   - the HCO is not being deleted;
+//   - its platform.kubevirt.io/autopilot switch activates everything;
 //   - live carries the managed-by label;
 //   - the autopilot's field manager has an Apply entry in its
 //     managedFields (operators copy labels; managedFields are not copied);
@@ -62,7 +64,8 @@ func GuardFor(rc *rendercontext.RenderContext) Guard {
 //   - for a tombstone (Obsolete), it carries no patch or ignore-fields;
 //   - its deletion does not cascade to what it holds (a Namespace).
 //
-// SafeDelete adds UID and resourceVersion preconditions to the DELETE.
+// apply.Delete asks it again and sends the DELETE with UID and
+// resourceVersion preconditions.
 func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
 	if g.HCOTerminating {
 		return false, "the HyperConverged is being deleted"

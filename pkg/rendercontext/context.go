@@ -2,9 +2,10 @@
 // template and condition reads.
 //
 // Building is split in two so the controller, the debug endpoints and the
-// offline CLI share one code path: Gather reads Facts from any client.Reader
-// (the manager's cache, a live client), New is a pure function of Facts
-// (which the CLI can also fill from files).
+// offline CLI share one code path: pkg/gather reads Facts from any
+// client.Reader (the manager's cache, a live client), New is a pure
+// function of Facts (which the CLI can also fill from files). A context is
+// never changed once built: WithHCO and WithoutPeers return new ones.
 package rendercontext
 
 import (
