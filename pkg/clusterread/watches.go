@@ -57,7 +57,7 @@ func (w *watches) sync(ctx context.Context, want map[schema.GroupVersionKind]boo
 			return err
 		}
 		w.active[gvk] = true
-		log.FromContext(ctx).Info("watching a kind", "action", "watch", "group", gvk.Group, "version", gvk.Version, "kind", gvk.Kind)
+		log.FromContext(ctx).V(1).Info("watching a kind", "action", "watch", "group", gvk.Group, "version", gvk.Version, "kind", gvk.Kind)
 	}
 	for gvk := range w.active {
 		if want[gvk] {
@@ -68,7 +68,7 @@ func (w *watches) sync(ctx context.Context, want map[schema.GroupVersionKind]boo
 		}
 		delete(w.active, gvk)
 		w.caches.gate.forget(gvk)
-		log.FromContext(ctx).Info("stopped watching a kind: its CRD is gone or no active asset needs it", "action", "unwatch", "group", gvk.Group, "version", gvk.Version, "kind", gvk.Kind)
+		log.FromContext(ctx).V(1).Info("stopped watching a kind: its CRD is gone or no active asset needs it", "action", "unwatch", "group", gvk.Group, "version", gvk.Version, "kind", gvk.Kind)
 	}
 	return nil
 }

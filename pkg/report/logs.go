@@ -11,7 +11,7 @@ import (
 )
 
 // logAction writes one line per action, none for a no-op or a standing
-// state: a constant message per action, the object as "object" (one
+// state (those only at debug verbosity): a constant message per action, the object as "object" (one
 // string) and "objectRef" (kind, namespace, name: the reconcile's own
 // "namespace" and "name" keys are the HCO's), the reason and fields as
 // values, so an admin can aggregate by any of them.
@@ -22,43 +22,54 @@ func (r *Reporter) logAction(ctx context.Context, d *engine.Decision, res engine
 	}
 	logger := log.FromContext(ctx).WithValues(kv...)
 	retry := func() string { return res.RetryAfter.Round(time.Second).String() }
+	logged := false
+	act := func(msg string, kv ...any) {
+		logged = true
+		logger.Info(msg, kv...)
+	}
 	switch res.Outcome {
 	case engine.Applied:
 		if d.Live == nil {
-			logger.Info("object created", "action", "create", "fields", res.Drift)
+			act("object created", "action", "create", "fields", res.Drift)
 		} else {
-			logger.Info("drift corrected", "action", "correct", "fields", res.Drift)
+			act("drift corrected", "action", "correct", "fields", res.Drift)
 		}
 	case engine.Deleted:
-		logger.Info("object deleted", "action", "delete")
+		act("object deleted", "action", "delete")
 	case engine.Throttled:
 		if changed {
-			logger.Info("writes paused: another actor keeps changing the object", "action", "throttle", "fields", res.Drift, "opponents", res.Opponents, "retryAfter", retry())
+			act("writes paused: another actor keeps changing the object", "action", "throttle", "fields", res.Drift, "opponents", res.Opponents, "retryAfter", retry())
 		}
 	case engine.Invalid:
 		if changed {
-			logger.Info("annotation not understood: the object is left as it is", "action", "invalid", "annotation", d.Annotation, "invalidReason", string(d.InvalidReason))
+			act("annotation not understood: the object is left as it is", "action", "invalid", "annotation", d.Annotation, "invalidReason", string(d.InvalidReason))
 		}
 	case engine.Retained:
 		if changed {
-			logger.Info("object kept, not deleted", "action", "retain")
+			act("object kept, not deleted", "action", "retain")
 		}
 	case engine.Failed:
 		if changed {
+			logged = true
 			logger.Error(res.Err, "asset failed; retrying", "action", "fail", "retryAfter", retry())
 		}
 	case engine.MissingDependency:
 		if changed {
-			logger.Info("asset waits for a dependency", "action", "wait")
+			act("asset waits for a dependency", "action", "wait")
 		}
 	case engine.Conflict:
 		if changed {
-			logger.Info("object not applied: another object holds its scope", "action", "conflict")
+			act("object not applied: another object holds its scope", "action", "conflict")
 		}
 	case engine.Settling:
 		if changed {
-			logger.Info("write held until the facts it follows settle", "action", "settle", "retryAfter", retry())
+			act("write held until the facts it follows settle", "action", "settle", "retryAfter", retry())
 		}
+	}
+	if !logged {
+		// No action: nothing at the default level; the reasoning at debug
+		// verbosity (--zap-log-level=debug).
+		logger.V(1).Info("asset evaluated", "outcome", string(res.Outcome), "verdict", string(d.Verdict))
 	}
 }
 

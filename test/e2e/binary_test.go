@@ -136,6 +136,11 @@ func TestBinary(t *testing.T) {
 	if l := dump(); !strings.Contains(l, `"action":"create"`) || !strings.Contains(l, `"object":"MachineConfig/99-worker-kubevirt-psi-karg"`) {
 		t.Fatalf("no create line for the PSI MachineConfig in the log:\n%s", l)
 	}
+	// The reasoning (assets left as they are, watches) is debug verbosity
+	// only: not in the default log.
+	if l := dump(); strings.Contains(l, `"asset evaluated"`) || strings.Contains(l, `"watching a kind"`) {
+		t.Fatalf("debug-level lines in the default log:\n%s", l)
+	}
 	runReadmeCommands(t, bin, kubeconfig)
 
 	code, body = get("http://" + dbg + "/debug/health?format=json")
