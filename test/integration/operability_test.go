@@ -55,7 +55,7 @@ func operabilitySpecs(ctx context.Context) {
 
 		req := httptest.NewRequest(http.MethodGet, "/debug/render?format=json&show-excluded=true", nil)
 		w := httptest.NewRecorder()
-		(&debug.Server{Source: rec}).Handler().ServeHTTP(w, req)
+		(&debug.Server{Catalog: embedded(), Source: rec}).Handler().ServeHTTP(w, req)
 		Expect(w.Code).To(Equal(http.StatusOK))
 		var views []debug.AssetView
 		Expect(json.Unmarshal(w.Body.Bytes(), &views)).To(Succeed())
@@ -70,7 +70,7 @@ func operabilitySpecs(ctx context.Context) {
 		// say the same about every feature.
 		req = httptest.NewRequest(http.MethodGet, "/debug/features?format=json", nil)
 		w = httptest.NewRecorder()
-		(&debug.Server{Source: rec}).Handler().ServeHTTP(w, req)
+		(&debug.Server{Catalog: embedded(), Source: rec}).Handler().ServeHTTP(w, req)
 		Expect(w.Code).To(Equal(http.StatusOK))
 		var fromEndpoint []features.Status
 		Expect(json.Unmarshal(w.Body.Bytes(), &fromEndpoint)).To(Succeed())

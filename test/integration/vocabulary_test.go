@@ -47,7 +47,7 @@ func vocabularySpecs(ctx context.Context) {
 		// The debug endpoint names it the same way.
 		req := httptest.NewRequest(http.MethodGet, "/debug/inputs?format=json", nil)
 		w := httptest.NewRecorder()
-		(&debug.Server{Source: rec}).Handler().ServeHTTP(w, req)
+		(&debug.Server{Catalog: embedded(), Source: rec}).Handler().ServeHTTP(w, req)
 		Expect(w.Code).To(Equal(http.StatusOK))
 		var notices []engine.Notice
 		Expect(json.Unmarshal(w.Body.Bytes(), &notices)).To(Succeed())
