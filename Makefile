@@ -2,6 +2,7 @@
 
 BIN        ?= $(CURDIR)/bin
 ENVTEST_BIN = $(BIN)/envtest
+TOOLS_BIN   = $(BIN)/tools
 GO         ?= go
 GOLANGCI_LINT_VERSION ?= v2.15.0
 
@@ -18,7 +19,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  = -X github.com/kubevirt/virt-platform-autopilot/pkg/cli.version=$(VERSION) -X github.com/kubevirt/virt-platform-autopilot/pkg/cli.commit=$(COMMIT)
 
-.PHONY: all build run test test-unit unit test-integration envtest lint verify generate bench fuzz fmt vet clean \
+.PHONY: all build run test test-unit unit test-integration envtest kubelet-check lint verify generate bench fuzz fmt vet clean \
 	demo demo-stop docker-build docker-push deploy undeploy kind-setup kind-delete deploy-local logs-local redeploy-local dev-cycle
 
 all: build
@@ -46,13 +47,17 @@ demo-stop:
 envtest:
 	@hack/envtest.sh "$(ENVTEST_BIN)"
 
+## kubelet-check: build the kubelet's own configuration checks (hack/kubelet-check, for test/nodecheck) once, cached; prints the binary last
+kubelet-check:
+	@hack/kubelet-check.sh "$(TOOLS_BIN)"
+
 ## test: the whole suite: unit, integration, conformance, e2e, alerts (the README's one test command)
 # Tests that cannot run here (a tool, the vendors' CRDs) are listed at the
 # end; under CI=true they fail instead.
 NOT_RUN_LOG = $(CURDIR)/_output/not-run.txt
-test: envtest
+test: envtest kubelet-check
 	@mkdir -p $(dir $(NOT_RUN_LOG)) && rm -f $(NOT_RUN_LOG)
-	@KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" NOT_RUN_LOG="$(NOT_RUN_LOG)" $(GO) test ./... -count=1; rc=$$?; \
+	@KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" KUBELET_CHECK="$$(hack/kubelet-check.sh "$(TOOLS_BIN)" | tail -n 1)" NOT_RUN_LOG="$(NOT_RUN_LOG)" $(GO) test ./... -count=1; rc=$$?; \
 	if [ -s "$(NOT_RUN_LOG)" ]; then echo "NOT RUN ($$(wc -l < "$(NOT_RUN_LOG)"); set what each names, or they fail under CI=true):"; sed 's/^/  /' "$(NOT_RUN_LOG)"; fi; exit $$rc
 
 ## test-unit: unit tests only (no API server)
