@@ -7,7 +7,10 @@
   (vm.watermark_scale_factor, Documentation/admin-guide/sysctl/vm.rst),
   applied by the swap unit after swapon succeeds (a failed sysctl is
   ignored: it must not keep the kubelet from starting), so nodes without an
-  OCPSWAP partition keep kernel defaults. The file is outside
+  OCPSWAP partition keep kernel defaults. Before OCP 4.21 the kubelet reads
+  no drop-in folder and refuses to start with swap on (failSwapOn defaults
+  to true), so the unit turns swap on only where MCO's kubelet.service
+  passes --config-dir. The file is outside
   /etc/sysctl.d on purpose: systemd-sysctl (and TuneD's reapply_sysctl)
   would apply it on every node of the pool.
 */ -}}
@@ -33,6 +36,11 @@ Before=kubelet.service
 [Service]
 Type=oneshot
 RemainAfterExit=yes
+# Swap only where the kubelet reads the drop-in that lets it run with swap
+# (--config-dir, OCP 4.21+): an older kubelet keeps failSwapOn true and
+# would not start on a node with swap on. A failed condition skips the
+# unit without failing it, so the kubelet starts either way.
+ExecCondition=/usr/bin/grep -qFe --config-dir=/etc/openshift/kubelet.conf.d /etc/systemd/system/kubelet.service
 ExecStart=/usr/sbin/swapon --priority 100 /dev/disk/by-partlabel/OCPSWAP
 ExecStartPost=-/usr/sbin/sysctl -p /etc/kubevirt/swap-sysctl.conf
 
