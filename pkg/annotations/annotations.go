@@ -46,4 +46,8 @@ const (
 	// Autopilot on the HCO activates the autopilot: absent or "true" all of
 	// it, "false" nothing (paused), or a comma list of assets and groups.
 	Autopilot = "platform.kubevirt.io/autopilot"
+	// DisruptionWindow on the HCO names when writes that reboot a pool may
+	// be sent (pkg/schedule: "Sat,Sun 02:00-06:00 Europe/Berlin"); outside
+	// it they are staged. Absent: any time.
+	DisruptionWindow = "platform.kubevirt.io/disruption-window"
 )

@@ -59,7 +59,10 @@ type Config struct {
 	// SettlePeriod: how long a derived fact must hold before a
 	// reboot-causing write it asks for (0: the default, negative: none).
 	SettlePeriod time.Duration
-	Throttle     throttle.Config
+	// Now is the clock of disruption windows and pool waits; nil is
+	// time.Now (tests shift it to reach a window's opening).
+	Now      func() time.Time
+	Throttle throttle.Config
 	// Catalog and Templates replace the embedded catalog, its templates and
 	// tombstones (none), for benchmarks that scale the number of assets.
 	Catalog   *catalog.Catalog
@@ -144,6 +147,7 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 		Resync:        c.Resync,
 		UnwatchedPoll: c.UnwatchedPoll,
 		SettlePeriod:  c.SettlePeriod,
+		Now:           c.Now,
 		Structures:    structures,
 		// Operand images: the Deployment's, as OLM sets them; a change
 		// rolls a new pod.

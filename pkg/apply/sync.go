@@ -37,15 +37,17 @@ import (
 type Syncer struct {
 	Client   client.Client
 	Throttle *throttle.Throttle
-	// Hold, when set, is asked just before a write is sent (a creation or
-	// a correction that is due): a result it returns with true is the
-	// outcome instead, and nothing is written (a pool that is rolling).
-	Hold func(d *engine.Decision, res engine.Result) (engine.Result, bool)
 
 	mu       sync.Mutex
 	verified map[string]string // object key -> uid/resourceVersion/desired hash proven in sync
 	created  map[string]bool   // objects this process created or saw live
 }
+
+// Hold is asked just before a write is sent (a creation or a correction
+// that is due, before it takes a token): a result it returns with true is
+// the outcome instead, and nothing is written (a disruption window that is
+// closed, a pool that is rolling).
+type Hold func(d *engine.Decision, res engine.Result) (engine.Result, bool)
 
 // NamespaceRetry is how soon an object whose namespace is missing is tried again.
 var NamespaceRetry = time.Minute
@@ -59,13 +61,16 @@ var NamespaceRetry = time.Minute
 // drifted field is now owned by another manager: someone changed what the
 // autopilot had set), else a dry-run first. While the object's bucket is
 // empty nothing is sent at all, not even a dry-run.
-func (s *Syncer) Sync(ctx context.Context, d *engine.Decision) engine.Result {
+func (s *Syncer) Sync(ctx context.Context, d *engine.Decision, hold Hold) engine.Result {
 	if d.Verdict != engine.VerdictIncluded || d.Desired == nil {
 		return engine.Reported(d)
 	}
 	key := engine.ObjectKey(d.Desired)
 	if d.Live == nil {
 		res := engine.Result{Drift: []string{"(object absent)"}}
+		if held, ok := asked(hold, d, res); ok {
+			return held
+		}
 		if s.wasCreated(key) {
 			// Someone keeps deleting what this process created (a prune,
 			// another controller): each re-creation of a MachineConfig is
@@ -73,9 +78,6 @@ func (s *Syncer) Sync(ctx context.Context, d *engine.Decision) engine.Result {
 			if ok, wait := s.Throttle.Allow(key); !ok {
 				return throttled(res, key, wait)
 			}
-		}
-		if held, ok := s.hold(d, res); ok {
-			return held
 		}
 		res = s.apply(ctx, d, res)
 		if res.Outcome == engine.Applied {
@@ -108,7 +110,7 @@ func (s *Syncer) Sync(ctx context.Context, d *engine.Decision) engine.Result {
 			return engine.Result{Outcome: engine.Unchanged, Drift: diff}
 		}
 	}
-	if held, ok := s.hold(d, res); ok {
+	if held, ok := asked(hold, d, res); ok {
 		return held
 	}
 	if ok, wait := s.Throttle.Allow(key); !ok {
@@ -117,11 +119,11 @@ func (s *Syncer) Sync(ctx context.Context, d *engine.Decision) engine.Result {
 	return s.apply(ctx, d, res)
 }
 
-func (s *Syncer) hold(d *engine.Decision, res engine.Result) (engine.Result, bool) {
-	if s.Hold == nil {
+func asked(hold Hold, d *engine.Decision, res engine.Result) (engine.Result, bool) {
+	if hold == nil {
 		return engine.Result{}, false
 	}
-	return s.Hold(d, res)
+	return hold(d, res)
 }
 
 func throttled(res engine.Result, key string, wait time.Duration) engine.Result {

@@ -76,7 +76,7 @@ func TestSyncCreateTakesNoToken(t *testing.T) {
 	srv := &server{answer: func(_ bool, sent *unstructured.Unstructured) (*unstructured.Unstructured, error) { return sent, nil }}
 	th := throttle.New(throttle.Config{Burst: 1, Refill: time.Hour})
 	s := &apply.Syncer{Client: srv.client(), Throttle: th}
-	if res := s.Sync(context.Background(), decision(nil, "v")); res.Outcome != engine.Applied || res.Reason != "created" {
+	if res := s.Sync(context.Background(), decision(nil, "v"), nil); res.Outcome != engine.Applied || res.Reason != "created" {
 		t.Fatalf("%+v", res)
 	}
 	if st := th.State("ConfigMap/ns/cm"); st.Tokens != 1 {
@@ -87,15 +87,15 @@ func TestSyncCreateTakesNoToken(t *testing.T) {
 	}
 	// Someone deleted it: re-creating is a correction (a deletion loop is a
 	// fight, and each MachineConfig re-creation a reboot).
-	if res := s.Sync(context.Background(), decision(nil, "v")); res.Outcome != engine.Applied {
+	if res := s.Sync(context.Background(), decision(nil, "v"), nil); res.Outcome != engine.Applied {
 		t.Fatalf("%+v", res)
 	}
-	if res := s.Sync(context.Background(), decision(nil, "v")); res.Outcome != engine.Throttled || len(srv.calls) != 2 {
+	if res := s.Sync(context.Background(), decision(nil, "v"), nil); res.Outcome != engine.Throttled || len(srv.calls) != 2 {
 		t.Fatalf("a deletion loop is throttled with nothing sent: %+v, calls %v", res, srv.calls)
 	}
 	// Removed by the autopilot itself (switch off): creating again is free.
 	s.Forget("ConfigMap/ns/cm")
-	if res := s.Sync(context.Background(), decision(nil, "v")); res.Outcome != engine.Applied {
+	if res := s.Sync(context.Background(), decision(nil, "v"), nil); res.Outcome != engine.Applied {
 		t.Fatalf("%+v", res)
 	}
 }
@@ -103,7 +103,7 @@ func TestSyncCreateTakesNoToken(t *testing.T) {
 func TestSyncCertainVerdictIsOneRequest(t *testing.T) {
 	srv := &server{answer: func(_ bool, sent *unstructured.Unstructured) (*unstructured.Unstructured, error) { return sent, nil }}
 	s := &apply.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{Burst: 1, Refill: time.Hour})}
-	res := s.Sync(context.Background(), decision(liveCM("edited", "2", kubectlOwnsK), "v"))
+	res := s.Sync(context.Background(), decision(liveCM("edited", "2", kubectlOwnsK), "v"), nil)
 	if res.Outcome != engine.Applied || len(res.Opponents) != 1 || res.Opponents[0] != "kubectl-edit" {
 		t.Fatalf("%+v", res)
 	}
@@ -113,11 +113,11 @@ func TestSyncCertainVerdictIsOneRequest(t *testing.T) {
 
 	// Budget spent: the next fight round sends nothing at all.
 	srv.calls = nil
-	res = s.Sync(context.Background(), decision(liveCM("edited", "3", kubectlOwnsK), "v"))
+	res = s.Sync(context.Background(), decision(liveCM("edited", "3", kubectlOwnsK), "v"), nil)
 	if res.Outcome != engine.Throttled || res.RetryAfter <= 0 || len(srv.calls) != 0 {
 		t.Fatalf("throttled: %+v, calls %v", res, srv.calls)
 	}
-	if again := s.Sync(context.Background(), decision(liveCM("edited", "4", kubectlOwnsK), "v")); again.Reason != res.Reason {
+	if again := s.Sync(context.Background(), decision(liveCM("edited", "4", kubectlOwnsK), "v"), nil); again.Reason != res.Reason {
 		t.Fatalf("the reason must not change within an episode (one event): %q vs %q", res.Reason, again.Reason)
 	}
 }
@@ -130,7 +130,7 @@ func TestSyncDryRunVerdictIsRemembered(t *testing.T) {
 	}}
 	s := &apply.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{})}
 	for i := 0; i < 3; i++ {
-		if res := s.Sync(context.Background(), decision(live.DeepCopy(), "v")); res.Outcome != engine.Unchanged {
+		if res := s.Sync(context.Background(), decision(live.DeepCopy(), "v"), nil); res.Outcome != engine.Unchanged {
 			t.Fatalf("pass %d: %+v", i, res)
 		}
 	}
@@ -139,7 +139,7 @@ func TestSyncDryRunVerdictIsRemembered(t *testing.T) {
 	}
 	// A new resourceVersion asks again.
 	live.SetResourceVersion("8")
-	s.Sync(context.Background(), decision(live.DeepCopy(), "v"))
+	s.Sync(context.Background(), decision(live.DeepCopy(), "v"), nil)
 	if len(srv.calls) != 2 {
 		t.Fatalf("calls %v", srv.calls)
 	}
@@ -150,13 +150,13 @@ func TestSyncMissingNamespaceAndFailure(t *testing.T) {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "ns")
 	}}
 	s := &apply.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{})}
-	if res := s.Sync(context.Background(), decision(nil, "v")); res.Outcome != engine.MissingDependency || res.RetryAfter != apply.NamespaceRetry {
+	if res := s.Sync(context.Background(), decision(nil, "v"), nil); res.Outcome != engine.MissingDependency || res.RetryAfter != apply.NamespaceRetry {
 		t.Fatalf("a missing namespace is a missing dependency: %+v", res)
 	}
 	srv.answer = func(bool, *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		return nil, errors.New("admission webhook denied")
 	}
-	res := s.Sync(context.Background(), decision(liveCM("edited", "2", kubectlOwnsK), "v"))
+	res := s.Sync(context.Background(), decision(liveCM("edited", "2", kubectlOwnsK), "v"), nil)
 	if res.Outcome != engine.Failed || res.Err == nil {
 		t.Fatalf("%+v", res)
 	}

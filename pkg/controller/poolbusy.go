@@ -21,8 +21,7 @@ const poolBusyRecheck = 30 * time.Second
 // rollouts never stack, each wait bounded by PoolBusyBound.
 type poolWaits struct {
 	mu    sync.Mutex
-	rc    *rendercontext.RenderContext // this reconcile's facts
-	since map[string]time.Time         // asset -> first held
+	since map[string]time.Time // asset -> first held
 	now   func() time.Time
 }
 
@@ -30,26 +29,17 @@ func newPoolWaits() *poolWaits {
 	return &poolWaits{since: map[string]time.Time{}, now: time.Now}
 }
 
-// use sets the facts the next writes are judged on.
-func (p *poolWaits) use(rc *rendercontext.RenderContext) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.rc = rc
-}
-
 // hold says whether d's write (a creation, correction or deletion that is
-// due) must wait for its pool, with the result to record instead.
-func (p *poolWaits) hold(d *engine.Decision, res engine.Result) (engine.Result, bool) {
+// due) must wait for its pool, judged on this reconcile's facts rc, with
+// the result to record instead.
+func (p *poolWaits) hold(rc *rendercontext.RenderContext, d *engine.Decision, res engine.Result) (engine.Result, bool) {
 	dis := engine.DisruptionOf(d)
 	if !dis.Reboot || dis.Pool == "" {
 		return engine.Result{}, false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	why := ""
-	if p.rc != nil {
-		why = engine.PoolBusy(p.rc, dis.Pool)
-	}
+	why := engine.PoolBusy(rc, dis.Pool)
 	if why == "" {
 		delete(p.since, d.Asset.Name)
 		return engine.Result{}, false

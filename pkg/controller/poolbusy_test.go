@@ -35,26 +35,24 @@ func TestPoolBusyHoldsRebootWritesBounded(t *testing.T) {
 	p.now = func() time.Time { return now }
 	rc := &rendercontext.RenderContext{}
 	rc.Pools = []*unstructured.Unstructured{pool("worker", "Updating"), pool("master", ""), pool("infra", "Degraded")}
-	p.use(rc)
 
-	if res, held := p.hold(mc("worker"), engine.Result{Drift: []string{"/spec"}}); !held || res.Outcome != engine.Settling || !strings.Contains(res.Reason, "worker is updating") || len(res.Drift) != 1 {
+	if res, held := p.hold(rc, mc("worker"), engine.Result{Drift: []string{"/spec"}}); !held || res.Outcome != engine.Settling || !strings.Contains(res.Reason, "worker is updating") || len(res.Drift) != 1 {
 		t.Fatalf("an updating pool holds: %v %+v", held, res)
 	}
-	if res, held := p.hold(mc("infra"), engine.Result{}); !held || !strings.Contains(res.Reason, "degraded (node w1 failed)") {
+	if res, held := p.hold(rc, mc("infra"), engine.Result{}); !held || !strings.Contains(res.Reason, "degraded (node w1 failed)") {
 		t.Fatalf("a degraded pool holds: %v %+v", held, res)
 	}
-	if _, held := p.hold(mc("master"), engine.Result{}); held {
+	if _, held := p.hold(rc, mc("master"), engine.Result{}); held {
 		t.Fatal("a pool at rest does not hold")
 	}
-	if _, held := p.hold(&engine.Decision{Asset: &catalog.Asset{Name: "cm"}}, engine.Result{}); held {
+	if _, held := p.hold(rc, &engine.Decision{Asset: &catalog.Asset{Name: "cm"}}, engine.Result{}); held {
 		t.Fatal("a write that reboots nothing never waits")
 	}
 	now = now.Add(PoolBusyBound)
-	if _, held := p.hold(mc("worker"), engine.Result{}); held {
+	if _, held := p.hold(rc, mc("worker"), engine.Result{}); held {
 		t.Fatal("every wait has a deadline: after the bound the write goes")
 	}
-	p.use(&rendercontext.RenderContext{})
-	if _, held := p.hold(mc("worker"), engine.Result{}); held {
+	if _, held := p.hold(&rendercontext.RenderContext{}, mc("worker"), engine.Result{}); held {
 		t.Fatal("no pool read (offline, not OpenShift): unknown never holds")
 	}
 }

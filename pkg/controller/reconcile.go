@@ -61,7 +61,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	r.retries.succeeded("facts")
 	rc := rendercontext.New(facts)
-	r.pools.use(rc)
 	r.reader.WatchLookups(ctx, func(k rendercontext.ObjectKey) bool { return rc.KindAvailable(k.GVK) })
 	hco := facts.HCO
 	if rc.HCOTerminating() {
@@ -108,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 					Reason: fmt.Sprintf("the hardware, topology or objects it renders from changed; this write reboots a pool or changes remediation, so it waits until the change has held for %s (at most %d periods while it keeps changing)", r.opts.SettlePeriod, settle.HoldFactor)}
 				break
 			}
-			res = r.syncer.Sync(ctx, d)
+			res = r.syncer.Sync(ctx, d, r.holds(rc))
 		case engine.VerdictInactive:
 			res = r.inactive(ctx, d, rc, intent)
 		default:
@@ -198,7 +197,7 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 		res.Reason = d.Reason + "; kept: the HyperConverged no longer turns it off (the cache was behind)"
 		return res
 	}
-	if held, wait := r.pools.hold(d, res); wait {
+	if held, wait := r.holds(fresh)(d, res); wait {
 		return held // deleting a MachineConfig rolls its pool too
 	}
 	deleted, why, err := apply.Delete(ctx, r.writer, engine.GuardFor(fresh), live)

@@ -59,6 +59,9 @@ type Options struct {
 	// Structures is what the cache's CRD transform keeps of the schemas it
 	// drops (clusterread.CacheOptions); nil: the CRDs' own schemas are read.
 	Structures *structure.Store
+	// Now is the clock of disruption windows and pool waits (tests shift
+	// it); nil is time.Now.
+	Now func() time.Time
 	// Images are the operand images, by name, as the autopilot's
 	// Deployment gives them (rendercontext.ImagesFromEnv in its process).
 	Images map[string]string
@@ -116,7 +119,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		kinds:     kinds,
 	}
 	r.evaluator.Hold = r.backingOff
-	r.syncer.Hold = r.pools.hold
+	r.pools.now = r.now
 	toHCO := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: opts.Namespace, Name: rendercontext.HCOName}}}
 	})

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,12 +43,27 @@ type ObjectDiff struct {
 	Diff   string `json:"diff,omitempty"`
 	// Disruption is what the change does to nodes (none when unchanged).
 	Disruption engine.Disruption `json:"disruption"`
+	// Staged says why the change is not sent now: it reboots a pool and
+	// the HCO's disruption window is closed (engine.Staging).
+	Staged string `json:"staged,omitempty"`
 }
 
 // Diff computes, with server-side dry-runs under the autopilot's field
 // manager, what a reconcile would change: applies of included assets,
-// removals of inactive opt-in assets, and tombstone deletions.
-func Diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext, ds []engine.Decision, tombs []tombstone.Tombstone) ([]ObjectDiff, error) {
+// removals of inactive opt-in assets, and tombstone deletions; a change
+// that reboots a pool outside the disruption window at now is marked
+// Staged, as the controller would hold it.
+func Diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext, ds []engine.Decision, tombs []tombstone.Tombstone, now time.Time) ([]ObjectDiff, error) {
+	out, err := diff(ctx, c, rc, ds, tombs)
+	for i := range out {
+		if out[i].Change != Unchanged {
+			out[i].Staged, _, _ = engine.Staging(rc, out[i].Disruption, now)
+		}
+	}
+	return out, err
+}
+
+func diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext, ds []engine.Decision, tombs []tombstone.Tombstone) ([]ObjectDiff, error) {
 	var out []ObjectDiff
 	guard := engine.GuardFor(rc)
 	for i := range ds {
@@ -157,7 +173,11 @@ func DisruptionSummary(diffs []ObjectDiff, t rendercontext.Topology) string {
 		if _, seen := byPool[d.Disruption.Pool]; !seen {
 			pools = append(pools, d.Disruption.Pool)
 		}
-		byPool[d.Disruption.Pool] = append(byPool[d.Disruption.Pool], d.Object+" "+string(d.Change))
+		what := d.Object + " " + string(d.Change)
+		if d.Staged != "" {
+			what += " (staged until the disruption window opens)"
+		}
+		byPool[d.Disruption.Pool] = append(byPool[d.Disruption.Pool], what)
 	}
 	if len(pools) == 0 {
 		return "Disruption: none: no node reboots.\n"

@@ -72,6 +72,9 @@ const (
 	// a pool or changes remediation; it waits until the fact has held for
 	// the settle period (or the pool MCO reports busy settles).
 	Settling Outcome = "Settling"
+	// Staged: a write that reboots a pool waits for the HCO's disruption
+	// window to open (Staging); it is sent then, with the others staged.
+	Staged Outcome = "Staged"
 	// Deleted: an inactive opt-in asset's object was removed.
 	Deleted Outcome = "Deleted"
 	// Failed: rendering, a read or a write failed.
@@ -90,7 +93,7 @@ const (
 
 // Outcomes lists every recorded outcome (one metric series each).
 var Outcomes = []Outcome{Applied, Unchanged, Excluded, Unmanaged, Throttled, Invalid, MissingDependency,
-	Inactive, Retained, Paused, Conflict, Failed, Deleted, Settling}
+	Inactive, Retained, Paused, Conflict, Failed, Deleted, Settling, Staged}
 
 // Reported is the outcome of a verdict that writes nothing: recorded as
 // it is, with its reason.

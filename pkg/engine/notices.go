@@ -83,10 +83,15 @@ func (e *Evaluator) Notices(cat *catalog.Catalog, ev Evaluation) []Notice {
 				fmt.Sprintf("HCO annotation %s is not one the autopilot reads (a misspelt switch?); switches: %s", k, switchList(cat))})
 			continue
 		}
-		if check != nil {
-			if err := check(hcoAnn[k]); err != nil {
-				out = append(out, Notice{k, Malformed, "InvalidSwitch", err.Error() + "; the assets that read it are left as they are"})
+		if check == nil {
+			continue
+		}
+		if err := check(hcoAnn[k]); err != nil {
+			if k == annotations.DisruptionWindow {
+				out = append(out, Notice{k, Malformed, "InvalidDisruptionWindow", err.Error() + "; every write that reboots a pool is staged until it is fixed"})
+				continue
 			}
+			out = append(out, Notice{k, Malformed, "InvalidSwitch", err.Error() + "; the assets that read it are left as they are"})
 		}
 	}
 	if w := rc.FeatureGatesWarning(); w != "" {
@@ -104,6 +109,7 @@ func knownHCOAnnotations(cat *catalog.Catalog) map[string]func(string) error {
 		// an admin may customize or opt it out like any other.
 		annotations.Asset: nil, annotations.Shared: nil, annotations.Adopted: nil,
 		annotations.Patch: nil, annotations.IgnoreFields: nil, annotations.Mode: nil,
+		annotations.DisruptionWindow: func(v string) error { _, err := annotations.ParseDisruptionWindow(v, true); return err },
 	}
 	boolean := func(key string) func(string) error {
 		return func(v string) error { _, err := annotations.ParseBool(key, v); return err }

@@ -21,7 +21,9 @@ type State string
 const (
 	// Degraded: on, but an asset failed, is invalid, throttled or in conflict.
 	Degraded State = "degraded"
-	// Waiting: on, but a dependency (a CRD, an operand image) is missing.
+	// Waiting: on, but a dependency (a CRD, an operand image) is missing,
+	// or a write waits (facts settling, a busy pool, a closed disruption
+	// window).
 	Waiting State = "waiting"
 	// Active: on, and every applicable asset is applied.
 	Active State = "active"
@@ -83,7 +85,7 @@ func Of(cat *catalog.Catalog, rc *rendercontext.RenderContext, ds []engine.Decis
 		if last != nil && d.Verdict == engine.VerdictIncluded {
 			if o, why, ok := last(d.Asset.Name); ok {
 				switch o {
-				case engine.Failed, engine.Throttled, engine.MissingDependency, engine.Conflict, engine.Settling:
+				case engine.Failed, engine.Throttled, engine.MissingDependency, engine.Conflict, engine.Settling, engine.Staged:
 					m.outcome, m.reason = string(o), why
 				}
 			}
@@ -170,7 +172,7 @@ func state(f *catalog.Feature, rc *rendercontext.RenderContext, ds []member) (St
 			return Waiting, "waiting for " + n.Object.String() + ": " + n.What
 		}
 	}
-	if m, ok := first(ds, engine.MissingDependency, engine.Settling); ok {
+	if m, ok := first(ds, engine.MissingDependency, engine.Settling, engine.Staged); ok {
 		return Waiting, m.d.Asset.Name + ": " + m.reason
 	}
 	for _, m := range ds {

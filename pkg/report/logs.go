@@ -61,6 +61,10 @@ func (r *Reporter) logAction(ctx context.Context, d *engine.Decision, res engine
 		if changed {
 			act("object not applied: another object holds its scope", "action", "conflict")
 		}
+	case engine.Staged:
+		if changed {
+			act("write staged until the disruption window opens", "action", "stage", "retryAfter", retry())
+		}
 	case engine.Settling:
 		if changed {
 			act("write held until the facts it follows settle", "action", "settle", "retryAfter", retry())

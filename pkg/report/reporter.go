@@ -205,6 +205,10 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Conflict", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Settling:
 		r.eventOnce(hco, subject, corev1.EventTypeNormal, "Settling", fmt.Sprintf("asset %s: %s", name, res.Reason))
+	case engine.Staged:
+		// One per episode: the message names when the window opens, the
+		// same until then.
+		r.eventOnce(hco, subject, corev1.EventTypeNormal, "Staged", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Failed:
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "SyncFailed", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	default:

@@ -280,7 +280,7 @@ func pass(t *testing.T, ctx context.Context, c client.Client, cat *catalog.Catal
 					t.Errorf("asset %s drifts right after its own apply (a hot loop): %v", a.Name, diff)
 				}
 			}
-			res := syncer.Sync(ctx, &d)
+			res := syncer.Sync(ctx, &d, nil)
 			if res.Err != nil || (res.Outcome != engine.Applied && res.Outcome != engine.Unchanged) {
 				t.Fatalf("round %d: asset %s rejected: %s %s", round, a.Name, res.Outcome, res.Reason)
 			}

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
@@ -242,4 +243,17 @@ func embedded() *catalog.Catalog {
 	cat, _, err := app.LoadEmbedded()
 	Expect(err).NotTo(HaveOccurred())
 	return cat
+}
+
+// appliedAt is when the autopilot last applied a MachineConfig (its Apply
+// entry in managedFields).
+func appliedAt(name string) time.Time {
+	var at time.Time
+	for _, e := range get(mcGVK, "", name).GetManagedFields() {
+		if e.Manager == annotations.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Time != nil {
+			at = e.Time.Time
+		}
+	}
+	Expect(at.IsZero()).To(BeFalse(), "an Apply entry of the autopilot on MachineConfig %s", name)
+	return at
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,8 +14,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +30,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
@@ -330,6 +334,90 @@ func operabilitySpecs(ctx context.Context) {
 		poke()
 		Eventually(func() []any { return kernelArgs(psiMC) }).WithTimeout(time.Minute).Should(Equal([]any{"psi=1"}))
 		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Unchanged))
+	})
+
+	It("stages writes that reboot a pool outside the HCO's disruption window, never the others, and releases them together when it opens", func() {
+		requireVendorCRDs()
+		// A daily window two hours from now (UTC): closed now.
+		opensAt := time.Now().UTC().Add(2 * time.Hour).Truncate(time.Minute)
+		window := fmt.Sprintf("daily %s-%s UTC", opensAt.Format("15:04"), opensAt.Add(time.Hour).Format("15:04"))
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.DisruptionWindow, window)
+		})
+		DeferCleanup(func() {
+			clockShift.Store(0)
+			update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+				setAnnotation(u, annotations.DisruptionWindow, "")
+			})
+		})
+		reconciledAt(poke())
+		Expect(outcomeOf("psi-enable")()).To(Equal(engine.Unchanged), "nothing due: nothing staged")
+
+		// Two corrections on the worker pool, and one that reboots nothing.
+		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+		})
+		ignition := func() string {
+			v, _, _ := unstructured.NestedString(get(mcGVK, "", swapMC).Object, "spec", "config", "ignition", "version")
+			return v
+		}
+		rendered := ignition()
+		update(mcGVK, "", swapMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedField(u.Object, "3.3.0", "spec", "config", "ignition", "version")).To(Succeed())
+		})
+		field := []string{"spec", "virtualization", "liveMigrationConfig", "parallelMigrationsPerCluster"}
+		golden := nestedInt(hco(), field...)
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedField(u.Object, golden+7, field...)).To(Succeed())
+		})
+		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Staged))
+		Eventually(outcomeOf("swap-enable")).Should(Equal(engine.Staged))
+		Expect(status("psi-enable").Reason).To(And(ContainSubstring("disruption window"), ContainSubstring(opensAt.Format(time.RFC3339))))
+		Eventually(func() int64 { return nestedInt(hco(), field...) }).Should(Equal(golden), "a write that reboots nothing is never held")
+		Expect(testutil.ToFloat64(metrics.AssetOutcome.WithLabelValues("psi-enable", string(engine.Staged)))).To(Equal(1.0))
+		Eventually(func() features.State { return featureState("psi") }).Should(Equal(features.Waiting))
+		reconciledAt(poke())
+		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}), "nothing sent outside the window")
+		Expect(events("Staged", psiMC)).To(HaveLen(1), "one Event per staged write and episode")
+		// render --output diff says so, as the controller holds it.
+		diff := runCLI(1, "--kubeconfig", writeKubeconfig(GinkgoT().TempDir()), "--namespace", hcoNamespace, "--output", "diff")
+		Expect(diff).To(And(MatchRegexp(`MachineConfig/`+psiMC+` changed.*\[staged: `), ContainSubstring("(staged until the disruption window opens)")))
+
+		// The autopilot's clock three seconds before the window opens: the
+		// staged writes go when it does, with no other event, together.
+		clockShift.Store(int64(time.Until(opensAt) - 3*time.Second))
+		reconciledAt(poke())
+		Expect(outcomeOf("psi-enable")()).To(Equal(engine.Staged))
+		Eventually(func() []any { return kernelArgs(psiMC) }).WithTimeout(30 * time.Second).Should(Equal([]any{"psi=1"}))
+		Eventually(ignition).WithTimeout(30 * time.Second).Should(Equal(rendered))
+		// MCO renders changes that arrive within seconds into one rollout.
+		Expect(appliedAt(psiMC).Sub(appliedAt(swapMC)).Abs()).To(BeNumerically("<=", 5*time.Second))
+		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Unchanged))
+	})
+
+	It("stages every reboot-causing write while the disruption window is not understood, and says so", func() {
+		requireVendorCRDs()
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.DisruptionWindow, "weekends 2am-6am")
+		})
+		DeferCleanup(func() {
+			update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+				setAnnotation(u, annotations.DisruptionWindow, "")
+			})
+		})
+		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+		})
+		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Staged))
+		Expect(status("psi-enable").Reason).To(ContainSubstring("not understood"))
+		Eventually(func() []eventsv1.Event { return events("InvalidDisruptionWindow", "weekends 2am-6am") }).Should(HaveLen(1))
+		Expect(seriesWith(metrics.InvalidAnnotation, "annotation", annotations.DisruptionWindow)).To(Equal(1))
+		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}), "a typo never lets a reboot through")
+
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.DisruptionWindow, "")
+		})
+		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
 	})
 
 	It("masks one element of a keyed list by its key (ignore-fields), keeps the rest managed, and hands it back when unmasked", func() {

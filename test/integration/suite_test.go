@@ -117,6 +117,12 @@ var _ = AfterSuite(func() {
 	}
 })
 
+// clockShift moves the autopilot's clock (disruption windows, pool waits)
+// ahead of the real one, so a spec reaches a window's opening in seconds.
+var clockShift atomic.Int64
+
+func shiftedNow() time.Time { return time.Now().Add(time.Duration(clockShift.Load())) }
+
 // startManager runs a fresh autopilot manager, as a new pod would.
 func startManager() {
 	r := startReplica(replicaOptions{log: requests})
@@ -148,7 +154,7 @@ func startReplica(o replicaOptions) replica {
 	probeAddr, metricsAddr = freeAddr(), freeAddr()
 	mgr, r, err := app.NewManager(mcfg, app.Config{
 		Namespace: hcoNamespace, Throttle: testThrottle, Resync: time.Hour, ProbeBindAddress: probeAddr,
-		UnwatchedPoll: 2 * time.Second, SettlePeriod: testSettle,
+		UnwatchedPoll: 2 * time.Second, SettlePeriod: testSettle, Now: shiftedNow,
 		MetricsBindAddress: metricsAddr, MetricsSecure: true,
 		LeaderElection: o.leaderElect, LeaderElectionNamespace: operatorNamespace,
 	})

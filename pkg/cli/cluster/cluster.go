@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -97,7 +98,7 @@ func (l live) Diff(ctx context.Context, rc *rendercontext.RenderContext, ds []en
 	if !deletions {
 		tombs = nil
 	}
-	diffs, err := dryrun.Diff(ctx, l.c, rc, ds, tombs)
+	diffs, err := dryrun.Diff(ctx, l.c, rc, ds, tombs, time.Now())
 	if err != nil {
 		return err
 	}
@@ -107,6 +108,9 @@ func (l live) Diff(ctx context.Context, rc *rendercontext.RenderContext, ds []en
 		fmt.Fprintf(&b, "%s %s", d.Object, d.Change)
 		if d.Reason != "" {
 			fmt.Fprintf(&b, " (%s)", d.Reason)
+		}
+		if d.Staged != "" {
+			fmt.Fprintf(&b, " [%s]", d.Staged)
 		}
 		fmt.Fprintln(&b)
 		if d.Change != dryrun.Unchanged {
