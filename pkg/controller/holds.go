@@ -9,23 +9,37 @@ import (
 )
 
 // holds is one reconcile's Hold on writes that reboot a pool, judged on
-// its facts rc: outside the HCO's disruption window they are staged (all
-// released together when it opens, so each pool rolls once); inside it,
-// they wait for their pool to be at rest (rollouts never stack).
+// its facts rc (wait).
 func (r *Reconciler) holds(rc *rendercontext.RenderContext) apply.Hold {
 	return func(d *engine.Decision, res engine.Result) (engine.Result, bool) {
-		if why, opens, staged := engine.Staging(rc, engine.DisruptionOf(d), r.now()); staged {
-			res.Outcome, res.Reason = engine.Staged, why
-			// Back when the window opens; a window not understood is
-			// looked at again with the resync (an HCO edit wakes it).
-			res.RetryAfter = 0
-			if !opens.IsZero() {
-				res.RetryAfter = max(opens.Sub(r.now()), time.Second)
-			}
-			return res, true
+		o, why, retry, held := r.wait(rc, d.Asset.Name, engine.DisruptionOf(d))
+		if !held {
+			return engine.Result{}, false
 		}
-		return r.pools.hold(rc, d, res)
+		res.Outcome, res.Reason, res.RetryAfter = o, why, retry
+		return res, true
 	}
+}
+
+// wait says whether a write with disruption dis (of an asset, or an
+// object, named by key) must wait now, why, and when to look again:
+// outside the HCO's disruption window it is staged (all are released
+// together when it opens, so each pool rolls once); inside it, it waits
+// for its pool to be at rest (rollouts never stack). A window not
+// understood is looked at again on the next event or resync.
+func (r *Reconciler) wait(rc *rendercontext.RenderContext, key string, dis engine.Disruption) (engine.Outcome, string, time.Duration, bool) {
+	now := r.now()
+	if why, opens, staged := engine.Staging(rc, dis, now); staged {
+		var retry time.Duration
+		if !opens.IsZero() {
+			retry = max(opens.Sub(now), time.Second)
+		}
+		return engine.Staged, why, retry, true
+	}
+	if why, retry, held := r.pools.wait(rc, key, dis); held {
+		return engine.Settling, why, retry, true
+	}
+	return "", "", 0, false
 }
 
 func (r *Reconciler) now() time.Time {

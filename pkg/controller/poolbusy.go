@@ -29,32 +29,29 @@ func newPoolWaits() *poolWaits {
 	return &poolWaits{since: map[string]time.Time{}, now: time.Now}
 }
 
-// hold says whether d's write (a creation, correction or deletion that is
-// due) must wait for its pool, judged on this reconcile's facts rc, with
-// the result to record instead.
-func (p *poolWaits) hold(rc *rendercontext.RenderContext, d *engine.Decision, res engine.Result) (engine.Result, bool) {
-	dis := engine.DisruptionOf(d)
+// wait says whether a write with disruption dis (of an asset, or an
+// object, named by key) must wait for its pool, judged on this
+// reconcile's facts rc: why, and when to look again.
+func (p *poolWaits) wait(rc *rendercontext.RenderContext, key string, dis engine.Disruption) (string, time.Duration, bool) {
 	if !dis.Reboot || dis.Pool == "" {
-		return engine.Result{}, false
+		return "", 0, false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	why := engine.PoolBusy(rc, dis.Pool)
 	if why == "" {
-		delete(p.since, d.Asset.Name)
-		return engine.Result{}, false
+		delete(p.since, key)
+		return "", 0, false
 	}
-	first, ok := p.since[d.Asset.Name]
+	first, ok := p.since[key]
 	if !ok {
 		first = p.now()
-		p.since[d.Asset.Name] = first
+		p.since[key] = first
 	}
 	left := first.Add(PoolBusyBound).Sub(p.now())
 	if left <= 0 {
-		delete(p.since, d.Asset.Name) // waited long enough: the write goes
-		return engine.Result{}, false
+		delete(p.since, key) // waited long enough: the write goes
+		return "", 0, false
 	}
-	res.Outcome, res.RetryAfter = engine.Settling, min(left, poolBusyRecheck)
-	res.Reason = why + "; this write reboots the pool too, so it waits until the pool is at rest (at most " + PoolBusyBound.String() + ")"
-	return res, true
+	return why + "; this write reboots the pool too, so it waits until the pool is at rest (at most " + PoolBusyBound.String() + ")", min(left, poolBusyRecheck), true
 }

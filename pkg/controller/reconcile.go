@@ -73,17 +73,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	r.report.Activation(ctx, hco, act)
 
 	intent := &freshIntent{reader: r.reader.Direct(), namespace: r.opts.Namespace, cached: rc}
+	var retry time.Duration
 	if act.All() {
 		// Tombstones clean up after earlier releases of the whole autopilot;
 		// a paused or partial autopilot leaves everything as it is (the
-		// deletion Guard refuses too, on the fresh HCO as well).
-		results := r.reaper.Reap(ctx, r.opts.Tombstones, engine.GuardFor(rc), intent.guard)
+		// deletion Guard refuses too, on the fresh HCO as well). Deleting
+		// an old MachineConfig reboots its pool: it waits like any write.
+		results := r.reaper.Reap(ctx, r.opts.Tombstones, engine.GuardFor(rc), intent.guard, func(live *unstructured.Unstructured) (string, bool) {
+			_, why, after, held := r.wait(rc, engine.ObjectKey(live), engine.ObjectDisruption(live))
+			if held {
+				retry = minPositive(retry, after)
+			}
+			return why, held
+		})
 		r.report.Tombstones(hco, results)
 		rc = rc.WithoutPeers(deletedBy(results))
 	}
 
 	want := clusterread.FactWatches(rc)
-	var retry time.Duration
 	eval := r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.reader, func(d *engine.Decision, rc *rendercontext.RenderContext) engine.StepResult {
 		// rc: the context d was evaluated with (the effective HCO after the golden config).
 		if d.Held {

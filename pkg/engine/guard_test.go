@@ -95,7 +95,7 @@ func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
 				}
 			case "tombstone":
 				r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
-				res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: live.DeepCopy()}}, p.guard, nil)
+				res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: live.DeepCopy()}}, p.guard, nil, nil)
 				if res[0].Status != tombstone.Skipped || res[0].Deleted {
 					t.Errorf("%s/%s: %+v", name, path, res[0])
 				}
@@ -117,7 +117,7 @@ func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
 			}
 		} else {
 			r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
-			if res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, engine.Guard{}, nil); !res[0].Deleted {
+			if res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, engine.Guard{}, nil, nil); !res[0].Deleted {
 				t.Fatalf("tombstone: %+v", res[0])
 			}
 		}
@@ -137,7 +137,7 @@ func TestTombstonesKeepCustomizedObjects(t *testing.T) {
 		stored := getObj(t, c, customized)
 		stored.SetManagedFields(customized.GetManagedFields())
 		r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
-		res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, engine.Guard{}, nil)
+		res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, engine.Guard{}, nil, nil)
 		if res[0].Status != tombstone.Skipped || !strings.Contains(res[0].Reason, k) || getObj(t, c, customized) == nil {
 			t.Errorf("%s: tombstone result %+v", k, res[0])
 		}
@@ -199,4 +199,25 @@ func getObj(t *testing.T, c client.Client, ref *unstructured.Unstructured) *unst
 		t.Fatal(err)
 	}
 	return u
+}
+
+// A tombstone deletion that must wait (a closed disruption window, a busy
+// pool) is left for a later pass: nothing deleted, the reason reported;
+// when the wait ends it goes.
+func TestTombstoneDeletionWaitsForItsHold(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(ours()).Build()
+	stored := getObj(t, c, ours())
+	stored.SetManagedFields(ours().GetManagedFields())
+	r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
+	ts := []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}
+	held := true
+	hold := func(*unstructured.Unstructured) (string, bool) { return "the disruption window is closed", held }
+	res := r.Reap(context.Background(), ts, engine.Guard{}, nil, hold)
+	if res[0].Deleted || res[0].Status != tombstone.Skipped || !strings.Contains(res[0].Reason, "window is closed") || getObj(t, c, ours()) == nil {
+		t.Fatalf("held: %+v", res[0])
+	}
+	held = false
+	if res := r.Reap(context.Background(), ts, engine.Guard{}, nil, hold); !res[0].Deleted {
+		t.Fatalf("released: %+v", res[0])
+	}
 }

@@ -120,17 +120,23 @@ var Recheck = time.Minute
 // reported, never fatal.
 //
 // The guard judges obsolete objects (Guard.ForTombstones): a person's
-// customization keeps one.
-func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone, guard engine.Guard, confirm func(context.Context) (engine.Guard, error)) []Result {
+// customization keeps one. hold (may be nil) is asked last, just before a
+// DELETE: a deletion that reboots a pool outside the disruption window, or
+// while the pool is rolling, is left for a later pass (Skipped, not
+// remembered).
+func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone, guard engine.Guard, confirm func(context.Context) (engine.Guard, error), hold Hold) []Result {
 	guard = guard.ForTombstones()
 	out := make([]Result, 0, len(tombstones))
 	for _, t := range tombstones {
-		out = append(out, r.reapOne(ctx, t, guard, confirm))
+		out = append(out, r.reapOne(ctx, t, guard, confirm, hold))
 	}
 	return out
 }
 
-func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, confirm func(context.Context) (engine.Guard, error)) Result {
+// Hold says whether the deletion of live must wait, and why.
+type Hold func(live *unstructured.Unstructured) (string, bool)
+
+func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, confirm func(context.Context) (engine.Guard, error), hold Hold) Result {
 	res := Result{Tombstone: t}
 	gvk := t.Object.GroupVersionKind()
 	reader := r.Reader
@@ -169,6 +175,12 @@ func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, c
 			return res
 		}
 		guard = guard.ForTombstones()
+	}
+	if hold != nil {
+		if why, held := hold(live); held {
+			res.Status, res.Reason = Skipped, "waits: "+why
+			return res
+		}
 	}
 	deleted, why, err := apply.Delete(ctx, r.Writer, guard, live)
 	switch {

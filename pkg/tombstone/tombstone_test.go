@@ -55,7 +55,7 @@ func TestReapReadsUnwatchedKindsOnce(t *testing.T) {
 	direct, cached := &countingReader{}, &countingReader{}
 	r := &Reaper{Cache: cached, Reader: direct, Watched: func(schema.GroupVersionKind) bool { return false }}
 	for i := 0; i < 3; i++ {
-		if res := r.Reap(context.Background(), ts, engine.Guard{}, nil); res[0].Status != Gone || res[0].Deleted {
+		if res := r.Reap(context.Background(), ts, engine.Guard{}, nil, nil); res[0].Status != Gone || res[0].Deleted {
 			t.Fatalf("%+v", res[0])
 		}
 	}
@@ -66,8 +66,8 @@ func TestReapReadsUnwatchedKindsOnce(t *testing.T) {
 	// A watched kind is read from the label-filtered cache every time (no
 	// request): a miss there means nothing deletable exists.
 	r = &Reaper{Cache: cached, Reader: direct, Watched: func(schema.GroupVersionKind) bool { return true }}
-	r.Reap(context.Background(), ts, engine.Guard{}, nil)
-	r.Reap(context.Background(), ts, engine.Guard{}, nil)
+	r.Reap(context.Background(), ts, engine.Guard{}, nil, nil)
+	r.Reap(context.Background(), ts, engine.Guard{}, nil, nil)
 	if direct.n != 1 || cached.n != 2 {
 		t.Fatalf("direct %d cached %d", direct.n, cached.n)
 	}

@@ -267,7 +267,11 @@ func operabilitySpecs(ctx context.Context) {
 		worker := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "nhc-worker", Labels: map[string]string{
 			"node-role.kubernetes.io/worker": "", "node-role.kubernetes.io/infra": ""}}}
 		Expect(k8s.Create(ctx, worker)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, worker))).To(Succeed()) })
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, worker))).To(Succeed())
+			// The workers' pool lost a node: the next spec starts at rest.
+			untilSettled()
+		})
 		Eventually(func() *unstructured.Unstructured { return get(nhcGVK, "", ours) }).ShouldNot(BeNil())
 		Eventually(outcomeOf("node-health-check")).Should(Equal(engine.Unchanged))
 		before := get(nhcGVK, "", ours).GetResourceVersion()
@@ -317,6 +321,7 @@ func operabilitySpecs(ctx context.Context) {
 				"lastTransitionTime": "2026-11-24T00:00:00Z"}}, "status", "conditions")).To(Succeed())
 			Expect(k8s.Status().Update(ctx, p)).To(Succeed())
 		}
+		untilSettled()
 		setUpdating("True")
 		DeferCleanup(func() { setUpdating("False") })
 		reconciledAt(poke())
@@ -338,6 +343,7 @@ func operabilitySpecs(ctx context.Context) {
 
 	It("stages writes that reboot a pool outside the HCO's disruption window, never the others, and releases them together when it opens", func() {
 		requireVendorCRDs()
+		untilSettled()
 		// A daily window two hours from now (UTC): closed now.
 		opensAt := time.Now().UTC().Add(2 * time.Hour).Truncate(time.Minute)
 		window := fmt.Sprintf("daily %s-%s UTC", opensAt.Format("15:04"), opensAt.Add(time.Hour).Format("15:04"))
