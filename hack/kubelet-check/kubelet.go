@@ -18,6 +18,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,7 +66,7 @@ func kubeletStart(c Case, conf []byte, sizing Sizing, r *Result) {
 		r.Errors = append(r.Errors, err.Error())
 		return
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // a temp folder: nothing to do if it stays
 	fail := func(format string, a ...any) { r.Errors = append(r.Errors, fmt.Sprintf(format, a...)) }
 
 	// The kubelet decodes strictly, then leniently with a log line: a field
@@ -215,7 +216,8 @@ func mergeDropIns(kc *kubeletconfig.KubeletConfiguration, dir string, files map[
 // cgroup v1 host, and the nodes judged run RHCOS on cgroup v2.
 func hostIndependent(err error) []error {
 	var errs []error
-	if agg, ok := err.(utilerrors.Aggregate); ok {
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) {
 		errs = agg.Errors()
 	} else {
 		errs = []error{err}

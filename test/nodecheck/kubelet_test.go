@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -184,7 +185,7 @@ func runToolErr(bin, input string) (map[string]kubeletResult, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("kubelet-check: %v: %s", err, tail(stderr.String()))
+		return nil, fmt.Errorf("kubelet-check: %w: %s", err, tail(stderr.String()))
 	}
 	got := map[string]kubeletResult{}
 	sc := bufio.NewScanner(&stdout)
@@ -251,7 +252,8 @@ func swapTurnsOn(t *testing.T, cfg t35.Config, rel release, p *poolSet) (bool, e
 					}
 				}
 				if err := exec.Command(args[0], args[1:]...).Run(); err != nil {
-					if _, exit := err.(*exec.ExitError); !exit {
+					var exit *exec.ExitError
+					if !errors.As(err, &exit) {
 						return false, fmt.Errorf("%s ExecCondition: %w", u.Name, err)
 					}
 					return false, nil // condition failed: the unit is skipped
