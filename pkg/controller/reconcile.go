@@ -135,6 +135,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		} else {
 			r.retries.succeeded(d.Asset.Name)
 		}
+		last, _ := r.report.Last(d.Asset.Name)
+		res.Impact = r.impacts.of(ctx, rc, d, res, last.Outcome != res.Outcome)
 		r.report.Asset(ctx, hco, d, res)
 		if d.Live != nil && res.Object == nil && !clusterread.IsFact(d.Live.GroupVersionKind()) &&
 			d.Live.GetLabels()[annotations.ManagedByLabel] != annotations.ManagedByValue {

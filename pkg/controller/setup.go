@@ -79,6 +79,7 @@ type Reconciler struct {
 	pools     *poolWaits
 	retries   *retries
 	settle    *settle.Tracker
+	impacts   *impacts
 	// kinds is the kind each asset manages (watched while it is paused or
 	// backing off).
 	kinds map[string]schema.GroupVersionKind
@@ -120,6 +121,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	}
 	r.evaluator.Hold = r.backingOff
 	r.pools.now = r.now
+	r.impacts = newImpacts(reader.Direct(), r.now)
 	toHCO := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: opts.Namespace, Name: rendercontext.HCOName}}}
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/impact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/objyaml"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -160,10 +161,25 @@ func forDiff(u *unstructured.Unstructured) map[string]any {
 	return c.Object
 }
 
+// RebootPools are the pools applying diffs would reboot, sorted.
+func RebootPools(diffs []ObjectDiff) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range diffs {
+		if d.Disruption.Reboot && !seen[d.Disruption.Pool] {
+			seen[d.Disruption.Pool] = true
+			out = append(out, d.Disruption.Pool)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // DisruptionSummary says what applying diffs would do to nodes: per pool,
-// the objects that roll it and how many nodes it has (from node roles: the
-// master pool holds the control-plane nodes, worker the others).
-func DisruptionSummary(diffs []ObjectDiff, t rendercontext.Topology) string {
+// the objects that roll it, and its nodes and VMs (impacts, by pool;
+// without one, the node count from node roles: the master pool holds the
+// control-plane nodes, worker the others).
+func DisruptionSummary(diffs []ObjectDiff, t rendercontext.Topology, impacts map[string]impact.Pool) string {
 	byPool := map[string][]string{}
 	var pools []string
 	for _, d := range diffs {
@@ -186,16 +202,20 @@ func DisruptionSummary(diffs []ObjectDiff, t rendercontext.Topology) string {
 	var b strings.Builder
 	b.WriteString("Disruption: applying reboots nodes. The Machine Config Operator drains and reboots each pool's nodes one at a time:\n")
 	for _, p := range pools {
+		name := p
+		if name == "" {
+			name = "(pool not named by the object)"
+		}
+		if im, ok := impacts[p]; ok {
+			fmt.Fprintf(&b, "  pool %s: %s\n    %s\n", name, strings.Join(byPool[p], ", "), im)
+			continue
+		}
 		nodes := "unknown number of"
 		switch p {
 		case "worker":
 			nodes = strconv.Itoa(t.Workers)
 		case "master":
 			nodes = strconv.Itoa(t.Masters)
-		}
-		name := p
-		if name == "" {
-			name = "(pool not named by the object)"
 		}
 		fmt.Fprintf(&b, "  pool %s (%s nodes): %s\n", name, nodes, strings.Join(byPool[p], ", "))
 	}

@@ -185,6 +185,9 @@ type Result struct {
 	// RetryAfter asks for another pass after this long (a throttled write,
 	// a namespace the operator has not created yet).
 	RetryAfter time.Duration
+	// Impact says what the pool's rollout does to its VMs (pkg/impact),
+	// for a write that reboots a pool, sent or waiting to be.
+	Impact string
 	// Object is the server's copy after a write.
 	Object *unstructured.Unstructured
 	Err    error

@@ -48,6 +48,9 @@ var static = []rbacv1.PolicyRule{
 	// Pool labels: another KubeletConfig selecting a pool the autopilot configures clashes.
 	{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	// The VMs a pending rollout moves (pkg/impact): listed when a write
+	// that reboots a pool is sent or waits, never watched.
+	{APIGroups: []string{"kubevirt.io"}, Resources: []string{"virtualmachineinstances"}, Verbs: []string{"list"}},
 	// Secure metrics: each scrape's token and permission are checked.
 	{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
 	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},

@@ -161,6 +161,23 @@ func (rc *RenderContext) poolOfNodes() ([]string, error) {
 	return out, nil
 }
 
+// PoolNodes names the nodes MCO assigns to pool (poolOfNodes); an error
+// when that cannot be told (pools unreadable, a selector on a label the
+// node cache drops).
+func (rc *RenderContext) PoolNodes(pool string) ([]string, error) {
+	assigned, err := rc.poolOfNodes()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, p := range assigned {
+		if p == pool {
+			out = append(out, rc.nodes[i].Name)
+		}
+	}
+	return out, nil
+}
+
 // NodesSelected names the nodes sel matches. An error means sel reads a
 // label the node cache does not hold (NodeLabelRead): which nodes it
 // selects is unknown, never "none".

@@ -33,7 +33,7 @@ func invalidEvent(annotation string) string {
 
 // rollout names, on the HCO, a write that makes the Machine Config Operator
 // drain and reboot a pool's nodes: the one event an admin must not miss.
-func (r *Reporter) rollout(hco, subject *unstructured.Unstructured, d engine.Disruption, what string) {
+func (r *Reporter) rollout(hco, subject *unstructured.Unstructured, d engine.Disruption, what, impact string) {
 	if !d.Reboot || subject == nil {
 		return
 	}
@@ -41,8 +41,11 @@ func (r *Reporter) rollout(hco, subject *unstructured.Unstructured, d engine.Dis
 	if pool == "" {
 		pool = "(unnamed)"
 	}
-	r.event(hco, subject, corev1.EventTypeWarning, "PoolRollout",
-		fmt.Sprintf("MachineConfigPool %s rolls: the Machine Config Operator drains and reboots its nodes one at a time (%s)", pool, what))
+	msg := fmt.Sprintf("MachineConfigPool %s rolls: the Machine Config Operator drains and reboots its nodes one at a time (%s)", pool, what)
+	if impact != "" {
+		msg += "; " + impact
+	}
+	r.event(hco, subject, corev1.EventTypeWarning, "PoolRollout", msg)
 }
 
 // event records on the object concerned (related to the HCO) and on the HCO.

@@ -17,6 +17,9 @@ import (
 // values, so an admin can aggregate by any of them.
 func (r *Reporter) logAction(ctx context.Context, d *engine.Decision, res engine.Result, target *unstructured.Unstructured, changed bool) {
 	kv := []any{"asset", d.Asset.Name, "reason", res.Reason}
+	if res.Impact != "" {
+		kv = append(kv, "impact", res.Impact)
+	}
 	if target != nil {
 		kv = append(kv, "object", engine.ObjectKey(target), "objectRef", objectRef(target))
 	}

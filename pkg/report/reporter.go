@@ -32,6 +32,9 @@ type AssetStatus struct {
 	Object    string         `json:"object,omitempty"`
 	Drift     []string       `json:"drift,omitempty"`
 	Opponents []string       `json:"opponents,omitempty"`
+	// Impact says what the pool's rollout does to its VMs, for a write
+	// that reboots a pool, sent or waiting.
+	Impact string `json:"impact,omitempty"`
 	// ObservedResourceVersion is the live object's resourceVersion this
 	// outcome was decided on ("" when absent).
 	ObservedResourceVersion string                     `json:"observedResourceVersion,omitempty"`
@@ -130,10 +133,15 @@ func (r *Reporter) Snapshot() Snapshot {
 	return s
 }
 
-// Last is what was last done with an asset and why (features.Last).
+// Last is what was last done with an asset and why (features.Last), with
+// what a waiting rollout would do to the pool's VMs.
 func (s Snapshot) Last(asset string) (engine.Outcome, string, bool) {
 	a, ok := s.Asset(asset)
-	return a.Outcome, a.Reason, ok
+	why := a.Reason
+	if a.Impact != "" {
+		why += "; when it rolls: " + a.Impact
+	}
+	return a.Outcome, why, ok
 }
 
 // Asset returns one asset's status from the snapshot.
@@ -154,7 +162,7 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 	if target != nil {
 		objKey = engine.ObjectKey(target)
 	}
-	st := AssetStatus{Asset: name, Outcome: res.Outcome, Reason: res.Reason, Object: objKey,
+	st := AssetStatus{Asset: name, Outcome: res.Outcome, Reason: res.Reason, Object: objKey, Impact: res.Impact,
 		Drift: res.Drift, Opponents: res.Opponents, Changed: time.Now(), Desired: d.Desired}
 	if d.Live != nil {
 		st.ObservedResourceVersion = d.Live.GetResourceVersion()
@@ -185,11 +193,11 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 		r.event(hco, subject, corev1.EventTypeNormal, reason, res.Reason)
 		if d.Live == nil || touchesSpec(res.Drift) {
 			// Labels and annotations do not reach a node; spec does.
-			r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason)
+			r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason, res.Impact)
 		}
 	case engine.Deleted:
 		r.event(hco, subject, corev1.EventTypeNormal, "Deleted", res.Reason)
-		r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason)
+		r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason, res.Impact)
 	case engine.Retained:
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Retained", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Throttled:

@@ -30,7 +30,7 @@ func (r *Reporter) Tombstones(hco *unstructured.Unstructured, results []tombston
 		switch {
 		case t.Deleted:
 			r.event(hco, o, corev1.EventTypeNormal, "TombstoneDeleted", fmt.Sprintf("deleted obsolete object (%s)", t.Tombstone.Path))
-			r.rollout(hco, o, engine.ObjectDisruption(t.Live), "obsolete object deleted")
+			r.rollout(hco, o, engine.ObjectDisruption(t.Live), "obsolete object deleted", "")
 		case t.Status == tombstone.Skipped:
 			r.eventOnce(hco, o, corev1.EventTypeNormal, "TombstoneSkipped", "left obsolete object in place: "+t.Reason)
 		case t.Status == tombstone.Error:

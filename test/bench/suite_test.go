@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
@@ -228,6 +229,7 @@ func TestSuite(t *testing.T) {
 
 	m := b.coldStart()
 	b.steadyState(m)
+	b.steadyStateWindowed(m)
 	b.driftRepair(m)
 	b.heap(m)
 	b.nodes = b.scaleNodes(m)
@@ -350,6 +352,50 @@ func (b *bench) steadyState(m *manager) {
 	rs := m.log.since(mark)
 	b.results["steady_state_requests"] = float64(len(rs)) / 10
 	b.results["steady_state_writes"] = float64(writes(rs)) / 10
+}
+
+// steadyStateWindowed: with a closed disruption window on the HCO, a
+// reconcile with nothing to do still costs no request, nor does one while
+// a correction that reboots a pool is staged behind it; opening the
+// window (removing it) sends the correction.
+func (b *bench) steadyStateWindowed(m *manager) {
+	setWindow := func(v string) string {
+		u := b.hco()
+		a := u.GetAnnotations()
+		if v == "" {
+			delete(a, annotations.DisruptionWindow)
+		} else {
+			a[annotations.DisruptionWindow] = v
+		}
+		u.SetAnnotations(a)
+		b.must(b.c.Update(b.ctx, u))
+		return u.GetResourceVersion()
+	}
+	opens := time.Now().UTC().Add(2 * time.Hour)
+	m.reconciledAt(b.t, setWindow(fmt.Sprintf("daily %s-%s UTC", opens.Format("15:04"), opens.Add(time.Hour).Format("15:04"))))
+	measure := func() float64 {
+		m.reconciledAt(b.t, b.poke())
+		mark := m.log.mark()
+		for i := 0; i < 10; i++ {
+			m.reconciledAt(b.t, b.poke())
+		}
+		return float64(len(m.log.since(mark))) / 10
+	}
+	b.results["steady_state_requests_window"] = measure()
+	u := b.mc(psiMC)
+	b.must(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments"))
+	b.must(b.c.Update(b.ctx, u, client.FieldOwner("kubectl-edit")))
+	waitFor(b.t, "the correction staged", 10*time.Second, func() bool {
+		s, ok := m.rec.Snapshot().Asset("psi-enable")
+		return ok && s.Outcome == engine.Staged
+	})
+	b.results["steady_state_requests_staged"] = measure()
+	if kernelArgs(b.mc(psiMC)) != "psi=0" {
+		b.t.Fatal("a staged correction was sent outside the window")
+	}
+	m.reconciledAt(b.t, setWindow(""))
+	waitFor(b.t, "psi=1 again", 10*time.Second, func() bool { return kernelArgs(b.mc(psiMC)) == "psi=1" })
+	m.reconciledAt(b.t, b.poke())
 }
 
 func (b *bench) mc(name string) *unstructured.Unstructured {

@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -117,7 +118,17 @@ func settling() []string {
 // untilSettled waits until no asset waits for a fact: a spec that added or
 // removed nodes leaves the next one a cluster at rest.
 func untilSettled() {
+	// A reconcile that started after the caller's change first: a status
+	// read before it would say "at rest" for facts it has not seen.
+	reconciledAt(poke())
 	Eventually(settling).WithTimeout(testSettle+30*time.Second).Should(BeEmpty(), "facts settle")
+}
+
+// workers is the number of workers the autopilot sees now (its caches).
+func workers() int {
+	eval, _, err := rec.Preview(context.Background())
+	Expect(err).NotTo(HaveOccurred())
+	return eval.Context.Topology.Workers
 }
 
 func status(asset string) report.AssetStatus {
@@ -256,4 +267,17 @@ func appliedAt(name string) time.Time {
 	}
 	Expect(at.IsZero()).To(BeFalse(), "an Apply entry of the autopilot on MachineConfig %s", name)
 	return at
+}
+
+// aWorker names a node of the workers' pool.
+func aWorker() string {
+	var nodes corev1.NodeList
+	Expect(k8s.List(context.Background(), &nodes, client.HasLabels{"node-role.kubernetes.io/worker"})).To(Succeed())
+	for _, n := range nodes.Items {
+		if _, master := n.Labels["node-role.kubernetes.io/master"]; !master {
+			return n.Name
+		}
+	}
+	Expect(nodes.Items).NotTo(BeEmpty(), "a worker node")
+	return ""
 }

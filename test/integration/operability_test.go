@@ -30,6 +30,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/impact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -264,12 +265,15 @@ func operabilitySpecs(ctx context.Context) {
 		installCRD(ctx, readCRD(filepath.Join(vendorDir(), "remediation", "nodehealthchecks.remediation.medik8s.io.yaml")))
 		nhcGVK := rendercontext.NodeHealthCheckGVK
 		const ours = "kubevirt-workers"
+		workersBefore := workers()
 		worker := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "nhc-worker", Labels: map[string]string{
 			"node-role.kubernetes.io/worker": "", "node-role.kubernetes.io/infra": ""}}}
 		Expect(k8s.Create(ctx, worker)).To(Succeed())
 		DeferCleanup(func() {
 			Expect(client.IgnoreNotFound(k8s.Delete(ctx, worker))).To(Succeed())
-			// The workers' pool lost a node: the next spec starts at rest.
+			// The workers' pool lost a node: the next spec starts at rest,
+			// once the autopilot has seen it go.
+			Eventually(workers).Should(Equal(workersBefore))
 			untilSettled()
 		})
 		Eventually(func() *unstructured.Unstructured { return get(nhcGVK, "", ours) }).ShouldNot(BeNil())
@@ -359,6 +363,21 @@ func operabilitySpecs(ctx context.Context) {
 		reconciledAt(poke())
 		Expect(outcomeOf("psi-enable")()).To(Equal(engine.Unchanged), "nothing due: nothing staged")
 
+		// VMs on a worker: one that migrates, one that blocks the drain,
+		// one that is shut down.
+		installCRD(ctx, readCRD(filepath.Join(vendorDir(), "kubevirt", "kubevirt.io_virtualmachineinstances.yaml")))
+		node := aWorker()
+		for _, v := range []struct{ name, strategy, migratable string }{
+			{"mobile", "LiveMigrate", "True"}, {"pinned", "LiveMigrate", "False"}, {"scratch", "None", "True"},
+		} {
+			vmi := newObj(impact.VMIGVK, "default", v.name)
+			vmi.Object["spec"] = map[string]any{"evictionStrategy": v.strategy, "domain": map[string]any{"devices": map[string]any{}}}
+			vmi.Object["status"] = map[string]any{"nodeName": node, "phase": "Running",
+				"conditions": []any{map[string]any{"type": "LiveMigratable", "status": v.migratable, "reason": "DisksNotLiveMigratable"}}}
+			Expect(k8s.Create(ctx, vmi)).To(Succeed())
+			DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, vmi))).To(Succeed()) })
+		}
+
 		// Two corrections on the worker pool, and one that reboots nothing.
 		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
 			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
@@ -385,9 +404,15 @@ func operabilitySpecs(ctx context.Context) {
 		reconciledAt(poke())
 		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}), "nothing sent outside the window")
 		Expect(events("Staged", psiMC)).To(HaveLen(1), "one Event per staged write and episode")
+		// What the rollout will do to the pool's VMs, before it happens.
+		Expect(status("psi-enable").Impact).To(And(ContainSubstring(node), ContainSubstring("1 VMI(s) live-migrate"),
+			ContainSubstring("1 block the drain: default/pinned"), ContainSubstring("1 are shut down: default/scratch")))
+		psi, _ := feature("psi")
+		Expect(psi.Assets).To(ContainElement(HaveField("Reason", ContainSubstring("when it rolls: "))), "the features view says it too")
 		// render --output diff says so, as the controller holds it.
 		diff := runCLI(1, "--kubeconfig", writeKubeconfig(GinkgoT().TempDir()), "--namespace", hcoNamespace, "--output", "diff")
-		Expect(diff).To(And(MatchRegexp(`MachineConfig/`+psiMC+` changed.*\[staged: `), ContainSubstring("(staged until the disruption window opens)")))
+		Expect(diff).To(And(MatchRegexp(`MachineConfig/`+psiMC+` changed.*\[staged: `), ContainSubstring("(staged until the disruption window opens)"),
+			ContainSubstring("1 VMI(s) live-migrate; 1 block the drain")))
 
 		// The autopilot's clock three seconds before the window opens: the
 		// staged writes go when it does, with no other event, together.
@@ -396,6 +421,7 @@ func operabilitySpecs(ctx context.Context) {
 		Expect(outcomeOf("psi-enable")()).To(Equal(engine.Staged))
 		Eventually(func() []any { return kernelArgs(psiMC) }).WithTimeout(30 * time.Second).Should(Equal([]any{"psi=1"}))
 		Eventually(ignition).WithTimeout(30 * time.Second).Should(Equal(rendered))
+		Eventually(func() []eventsv1.Event { return events("PoolRollout", psiMC, "1 VMI(s) live-migrate") }).ShouldNot(BeEmpty())
 		// MCO renders changes that arrive within seconds into one rollout.
 		Expect(appliedAt(psiMC).Sub(appliedAt(swapMC)).Abs()).To(BeNumerically("<=", 5*time.Second))
 		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Unchanged))

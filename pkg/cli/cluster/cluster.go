@@ -22,6 +22,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/dryrun"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/impact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
@@ -118,7 +119,12 @@ func (l live) Diff(ctx context.Context, rc *rendercontext.RenderContext, ds []en
 			b.WriteString(d.Diff)
 		}
 	}
-	b.WriteString("\n" + dryrun.DisruptionSummary(diffs, rc.Topology))
+	// The VMs each rebooted pool holds, read now (a diff was asked for).
+	impacts := map[string]impact.Pool{}
+	for _, p := range impact.Of(ctx, l.c, rc, dryrun.RebootPools(diffs)) {
+		impacts[p.Pool] = p
+	}
+	b.WriteString("\n" + dryrun.DisruptionSummary(diffs, rc.Topology, impacts))
 	if _, err := stdout.Write(b.Bytes()); err != nil {
 		return err
 	}
