@@ -36,7 +36,7 @@ func TestImpactsListOnlyWhenARolloutIsPending(t *testing.T) {
 	u.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": "worker"})
 	mc := &engine.Decision{Asset: &catalog.Asset{Name: "mc", Disruption: catalog.DisruptionReboot}, Rendered: u}
 	cm := &engine.Decision{Asset: &catalog.Asset{Name: "cm"}}
-	rc := rendercontext.New(rendercontext.Facts{})
+	rc := rendercontext.New(rendercontext.Facts{AssumeAllKinds: true})
 	ctx := context.Background()
 
 	for _, o := range []engine.Outcome{engine.Unchanged, engine.Throttled, engine.Failed} {

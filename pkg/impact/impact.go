@@ -170,6 +170,9 @@ func Of(ctx context.Context, r client.Reader, rc *rendercontext.RenderContext, p
 			nodeOf[n] = i
 		}
 	}
+	if !rc.KindAvailable(VMIGVK) {
+		return out // KubeVirt not installed (its CRD is not served): no VMs, no request
+	}
 	strategy := ClusterStrategy(rc)
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(VMIGVK.GroupVersion().WithKind(VMIGVK.Kind + "List"))

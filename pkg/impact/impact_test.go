@@ -97,7 +97,8 @@ func TestOf(t *testing.T) {
 	node := func(name, role string) corev1.Node {
 		return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"node-role.kubernetes.io/" + role: ""}}}
 	}
-	rc := rendercontext.New(rendercontext.Facts{Nodes: []corev1.Node{node("w1", "worker"), node("w2", "worker"), node("m1", "master")}})
+	nodes := []corev1.Node{node("w1", "worker"), node("w2", "worker"), node("m1", "master")}
+	rc := rendercontext.New(rendercontext.Facts{AssumeAllKinds: true, Nodes: nodes})
 	r := &pages{}
 	for i := 0; i < 1200; i++ {
 		r.items = append(r.items, vmi("ns", fmt.Sprintf("m%d", i), []string{"w1", "w2"}[i%2], "Running", "", "True"))
@@ -121,5 +122,10 @@ func TestOf(t *testing.T) {
 	}
 	if s := w.String(); !strings.Contains(s, "1200 VMI(s) live-migrate") || !strings.Contains(s, "1 block the drain") {
 		t.Errorf("worker: %s", s)
+	}
+	// Without KubeVirt's CRD served there are no VMs, and nothing is read.
+	r.calls = 0
+	if got := Of(context.Background(), r, rendercontext.New(rendercontext.Facts{Nodes: nodes}), []string{"worker"}); got[0].Migrate != 0 || r.calls != 0 {
+		t.Errorf("no VMI CRD: %+v after %d calls", got[0], r.calls)
 	}
 }

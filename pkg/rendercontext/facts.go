@@ -20,6 +20,9 @@ type Facts struct {
 	Scheduler      *unstructured.Unstructured // config.openshift.io/v1 Scheduler "cluster", if any
 	Nodes          []corev1.Node
 	CRDs           []apiextensionsv1.CustomResourceDefinition
+	// AssumeAllKinds: no CRD list was given (an offline render without
+	// CRD files), so every kind counts as served.
+	AssumeAllKinds bool
 	Observed
 }
 
@@ -54,9 +57,6 @@ type Observed struct {
 	// schemas (the controller's cache); absent, they are read from the
 	// CRD's own schema.
 	Structures map[string]map[string]structure.Structure
-	// AssumeAllKinds: no CRD list was given (an offline render without
-	// CRD files), so every kind counts as served.
-	AssumeAllKinds bool
 	// Images are the operand images, by name (RELATED_IMAGE_FOO_BAR is
 	// foo-bar), as the operator's deployment sets them.
 	Images map[string]string

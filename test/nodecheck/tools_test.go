@@ -3,15 +3,15 @@ package nodecheck
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/kubevirt/virt-platform-autopilot/test/notrun"
 )
 
 // needTool returns the path of a program the node's own software judges
@@ -32,28 +32,8 @@ func missing(t *testing.T, why string) {
 	if os.Getenv("CI") != "" {
 		t.Fatalf("%s: .ci/run must provide it", why)
 	}
-	notRun(t.Name(), why)
+	notrun.Record(t.Name(), why)
 	t.Skip(why)
-}
-
-var notRunMu sync.Mutex
-
-// notRun appends "what: why" to $NOT_RUN_LOG, which make test prints at its
-// end, in the format of test/testenv.NotRun; written here so this suite
-// builds without testenv's dependency on the whole controller.
-func notRun(what, why string) {
-	path := os.Getenv("NOT_RUN_LOG")
-	if path == "" {
-		return
-	}
-	notRunMu.Lock()
-	defer notRunMu.Unlock()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return
-	}
-	fmt.Fprintf(f, "%s: %s\n", what, why)
-	_ = f.Close() // a note about what did not run: nothing to do if it fails
 }
 
 // repoRoot is the repository's top folder.
