@@ -48,11 +48,10 @@ func TestJudge(t *testing.T) {
 	for _, s := range []string{"LiveMigrate", "LiveMigrateIfPossible", "None", "External", "Sideways"} {
 		for _, m := range []string{"True", "False", ""} {
 			for _, onVMI := range []bool{true, false} {
-				v, cluster := vmi("ns", "v", "n", "Running", s, m), s
+				// Set on the VMI, its own wins over the cluster's.
+				v, cluster := vmi("ns", "v", "n", "Running", s, m), "None"
 				if !onVMI {
 					v, cluster = vmi("ns", "v", "n", "Running", "", m), s
-				} else {
-					cluster = "None" // the VMI's own wins
 				}
 				fate, why := Judge(v, cluster)
 				if fate != want(s, m) {
