@@ -15,7 +15,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -267,17 +266,4 @@ func appliedAt(name string) time.Time {
 	}
 	Expect(at.IsZero()).To(BeFalse(), "an Apply entry of the autopilot on MachineConfig %s", name)
 	return at
-}
-
-// aWorker names a node of the workers' pool.
-func aWorker() string {
-	var nodes corev1.NodeList
-	Expect(k8s.List(context.Background(), &nodes, client.HasLabels{"node-role.kubernetes.io/worker"})).To(Succeed())
-	for _, n := range nodes.Items {
-		if _, master := n.Labels["node-role.kubernetes.io/master"]; !master {
-			return n.Name
-		}
-	}
-	Expect(nodes.Items).NotTo(BeEmpty(), "a worker node")
-	return ""
 }

@@ -347,6 +347,17 @@ func operabilitySpecs(ctx context.Context) {
 
 	It("stages writes that reboot a pool outside the HCO's disruption window, never the others, and releases them together when it opens", func() {
 		requireVendorCRDs()
+		// A worker that runs VMs (its arrival is a fact the reboot assets
+		// settle on first).
+		workersBefore := workers()
+		const node = "vm-worker"
+		Expect(k8s.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, Labels: map[string]string{"node-role.kubernetes.io/worker": ""}}})).To(Succeed())
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}))).To(Succeed())
+			Eventually(workers).Should(Equal(workersBefore))
+			untilSettled()
+		})
+		Eventually(workers).Should(Equal(workersBefore + 1))
 		untilSettled()
 		// A daily window two hours from now (UTC): closed now.
 		opensAt := time.Now().UTC().Add(2 * time.Hour).Truncate(time.Minute)
@@ -366,7 +377,6 @@ func operabilitySpecs(ctx context.Context) {
 		// VMs on a worker: one that migrates, one that blocks the drain,
 		// one that is shut down.
 		installCRD(ctx, readCRD(filepath.Join(vendorDir(), "kubevirt", "kubevirt.io_virtualmachineinstances.yaml")))
-		node := aWorker()
 		for _, v := range []struct{ name, strategy, migratable string }{
 			{"mobile", "LiveMigrate", "True"}, {"pinned", "LiveMigrate", "False"}, {"scratch", "None", "True"},
 		} {
