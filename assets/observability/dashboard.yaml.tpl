@@ -13,7 +13,7 @@
 {{- $objNs := "namespace" -}}
 {{- /* Outcome groups (docs/metrics.md, virt_platform_autopilot_asset_outcome). */ -}}
 {{- $compliant := "Applied|Unchanged" -}}
-{{- $attention := "Failed|Invalid|Throttled|Conflict|MissingDependency" -}}
+{{- $attention := "Failed|Invalid|Throttled|Conflict|MissingDependency|Settling|Staged" -}}
 {{- $byChoice := "Excluded|Unmanaged|Paused|Retained|Inactive|Deleted" -}}
 apiVersion: perses.dev/v1alpha2
 kind: PersesDashboard
@@ -54,7 +54,7 @@ spec:
         spec:
           display:
             name: Assets needing attention
-            description: Outcome Failed, Invalid, Throttled, Conflict or MissingDependency; the tables below say why.
+            description: Outcome Failed, Invalid, Throttled, Conflict, MissingDependency, or a write waiting (Settling, Staged); the tables below say why.
           plugin:
             kind: StatChart
             spec:

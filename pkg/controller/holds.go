@@ -12,6 +12,9 @@ import (
 // its facts rc (wait).
 func (r *Reconciler) holds(rc *rendercontext.RenderContext) apply.Hold {
 	return func(d *engine.Decision, res engine.Result) (engine.Result, bool) {
+		if d.Live != nil && !engine.ReachesNodes(res.Drift) {
+			return engine.Result{}, false // labels and annotations reboot nothing
+		}
 		o, why, retry, held := r.wait(rc, d.Asset.Name, engine.DisruptionOf(d))
 		if !held {
 			return engine.Result{}, false
@@ -26,13 +29,16 @@ func (r *Reconciler) holds(rc *rendercontext.RenderContext) apply.Hold {
 // outside the HCO's disruption window it is staged (all are released
 // together when it opens, so each pool rolls once); inside it, it waits
 // for its pool to be at rest (rollouts never stack). A window not
-// understood is looked at again on the next event or resync.
+// understood is looked at again on the next event (fixing it is an HCO
+// edit) or the resync.
 func (r *Reconciler) wait(rc *rendercontext.RenderContext, key string, dis engine.Disruption) (engine.Outcome, string, time.Duration, bool) {
 	now := r.now()
 	if why, opens, staged := engine.Staging(rc, dis, now); staged {
-		var retry time.Duration
+		// Back when the window opens, and no later than the resync: a
+		// staged write must not suspend it for days.
+		retry := r.opts.Resync
 		if !opens.IsZero() {
-			retry = max(opens.Sub(now), time.Second)
+			retry = min(max(opens.Sub(now), time.Second), r.opts.Resync)
 		}
 		return engine.Staged, why, retry, true
 	}

@@ -57,7 +57,12 @@ func TestImpactsListOnlyWhenARolloutIsPending(t *testing.T) {
 	now = now.Add(impactTTL)
 	m.of(ctx, rc, mc, engine.Result{Outcome: engine.Staged}, false)
 	m.of(ctx, rc, mc, engine.Result{Outcome: engine.Applied}, false)
+	if r.n != 2 {
+		t.Fatalf("after the TTL the VMIs are read again, and a write sent right after shares that count (%d)", r.n)
+	}
+	now = now.Add(impactFresh)
+	m.of(ctx, rc, mc, engine.Result{Outcome: engine.Applied}, false)
 	if r.n != 3 {
-		t.Fatalf("after the TTL, and for a write sent, the VMIs are read again (%d)", r.n)
+		t.Fatalf("a write sent takes a count at most %s old (%d)", impactFresh, r.n)
 	}
 }

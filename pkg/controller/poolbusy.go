@@ -21,12 +21,18 @@ const poolBusyRecheck = 30 * time.Second
 // rollouts never stack, each wait bounded by PoolBusyBound.
 type poolWaits struct {
 	mu    sync.Mutex
-	since map[string]time.Time // asset -> first held
+	since map[string]episode // asset or object -> its wait
 	now   func() time.Time
 }
 
+// episode is one wait: when it began, and when it was last asked about. A
+// wait not asked about for a while (the write was staged, or stopped being
+// due) has ended: the next one starts afresh, never inheriting an old start
+// that would let it skip the wait.
+type episode struct{ first, last time.Time }
+
 func newPoolWaits() *poolWaits {
-	return &poolWaits{since: map[string]time.Time{}, now: time.Now}
+	return &poolWaits{since: map[string]episode{}, now: time.Now}
 }
 
 // wait says whether a write with disruption dis (of an asset, or an
@@ -43,12 +49,14 @@ func (p *poolWaits) wait(rc *rendercontext.RenderContext, key string, dis engine
 		delete(p.since, key)
 		return "", 0, false
 	}
-	first, ok := p.since[key]
-	if !ok {
-		first = p.now()
-		p.since[key] = first
+	now := p.now()
+	e, ok := p.since[key]
+	if !ok || now.Sub(e.last) > 2*poolBusyRecheck {
+		e.first = now
 	}
-	left := first.Add(PoolBusyBound).Sub(p.now())
+	e.last = now
+	p.since[key] = e
+	left := e.first.Add(PoolBusyBound).Sub(now)
 	if left <= 0 {
 		delete(p.since, key) // waited long enough: the write goes
 		return "", 0, false

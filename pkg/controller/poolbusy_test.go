@@ -41,9 +41,24 @@ func TestPoolBusyHoldsRebootWritesBounded(t *testing.T) {
 	if _, _, held := p.wait(rc, "cm", engine.Disruption{}); held {
 		t.Fatal("a write that reboots nothing never waits")
 	}
-	now = now.Add(PoolBusyBound)
+	// Asked at every recheck, as the requeue does, until the bound.
+	for end := now.Add(PoolBusyBound - poolBusyRecheck); now.Before(end); {
+		now = now.Add(poolBusyRecheck)
+		if _, _, held := p.wait(rc, "a-worker", mc("worker")); !held {
+			t.Fatalf("released %s before the bound", PoolBusyBound-end.Sub(now))
+		}
+	}
+	now = now.Add(poolBusyRecheck)
 	if _, _, held := p.wait(rc, "a-worker", mc("worker")); held {
 		t.Fatal("every wait has a deadline: after the bound the write goes")
+	}
+	// A wait nobody asked about for a while (the write was staged, or no
+	// longer due) has ended: a new one starts afresh, never inheriting a
+	// start so old that it would skip the wait.
+	p.wait(rc, "a-infra", mc("infra"))
+	now = now.Add(2 * PoolBusyBound)
+	if _, _, held := p.wait(rc, "a-infra", mc("infra")); !held {
+		t.Fatal("the start of an old, unfinished wait let a write skip a busy pool")
 	}
 	if _, _, held := p.wait(&rendercontext.RenderContext{}, "a-worker", mc("worker")); held {
 		t.Fatal("no pool read (offline, not OpenShift): unknown never holds")

@@ -80,7 +80,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		// deletion Guard refuses too, on the fresh HCO as well). Deleting
 		// an old MachineConfig reboots its pool: it waits like any write.
 		results := r.reaper.Reap(ctx, r.opts.Tombstones, engine.GuardFor(rc), intent.guard, func(live *unstructured.Unstructured) (string, bool) {
-			_, why, after, held := r.wait(rc, engine.ObjectKey(live), engine.ObjectDisruption(live))
+			// Judged on the HCO as the API server has it now (the Guard's
+			// confirm just read it): a window just added holds.
+			fresh, err := intent.context(ctx)
+			if err != nil {
+				return err.Error(), true // unknown intent never deletes
+			}
+			_, why, after, held := r.wait(fresh, engine.ObjectKey(live), engine.ObjectDisruption(live))
 			if held {
 				retry = minPositive(retry, after)
 			}
@@ -91,6 +97,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 
 	want := clusterread.FactWatches(rc)
+	var rolling []rollingWrite
 	eval := r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.reader, func(d *engine.Decision, rc *rendercontext.RenderContext) engine.StepResult {
 		// rc: the context d was evaluated with (the effective HCO after the golden config).
 		if d.Held {
@@ -135,9 +142,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		} else {
 			r.retries.succeeded(d.Asset.Name)
 		}
-		last, _ := r.report.Last(d.Asset.Name)
-		res.Impact = r.impacts.of(ctx, rc, d, res, last.Outcome != res.Outcome)
-		r.report.Asset(ctx, hco, d, res)
+		if needsImpact(d, res) {
+			// Reported after the walk, with the VMs counted once per pool:
+			// a LIST between two released writes could split one rollout
+			// of the pool into two (MCO renders within 5 s).
+			last, _ := r.report.Last(d.Asset.Name)
+			rolling = append(rolling, rollingWrite{d, res, rc, last.Outcome != res.Outcome})
+		} else {
+			r.report.Asset(ctx, hco, d, res)
+		}
 		if d.Live != nil && res.Object == nil && !clusterread.IsFact(d.Live.GroupVersionKind()) &&
 			d.Live.GetLabels()[annotations.ManagedByLabel] != annotations.ManagedByValue {
 			res.RetryAfter = minPositive(res.RetryAfter, r.opts.UnwatchedPoll)
@@ -152,8 +165,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 		return out
 	})
+	for _, w := range rolling {
+		w.res.Impact = r.impacts.of(ctx, w.rc, w.d, w.res, w.fresh)
+		r.report.Asset(ctx, hco, w.d, w.res)
+	}
 	r.report.Notices(ctx, hco, r.evaluator.Notices(r.opts.Catalog, eval))
 	return r.finish(ctx, hco.GetResourceVersion(), want, retry)
+}
+
+// rollingWrite is a write that reboots a pool, sent or waiting, reported
+// with its VM impact once the walk is done.
+type rollingWrite struct {
+	d     *engine.Decision
+	res   engine.Result
+	rc    *rendercontext.RenderContext
+	fresh bool
 }
 
 // finish updates the watches and says when to come back: the soonest

@@ -166,7 +166,7 @@ func RebootPools(diffs []ObjectDiff) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, d := range diffs {
-		if d.Disruption.Reboot && !seen[d.Disruption.Pool] {
+		if d.Disruption.Reboot && d.Disruption.Pool != "" && !seen[d.Disruption.Pool] {
 			seen[d.Disruption.Pool] = true
 			out = append(out, d.Disruption.Pool)
 		}

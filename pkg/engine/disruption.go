@@ -33,6 +33,18 @@ func (d Disruption) String() string {
 	return "reboots pool " + d.Pool
 }
 
+// ReachesNodes reports whether a change of drift's fields reaches nodes:
+// spec does; labels and annotations do not (a MachineConfig's metadata is
+// not rendered into the pool's configuration).
+func ReachesNodes(drift []string) bool {
+	for _, p := range drift {
+		if p == "/spec" || strings.HasPrefix(p, "/spec/") || p == "(object absent)" {
+			return true
+		}
+	}
+	return false
+}
+
 // DisruptionOf reads the disruption of a decision: the catalog's declaration,
 // and for a reboot, the pool its rendered object targets.
 func DisruptionOf(d *Decision) Disruption {

@@ -82,11 +82,17 @@ func Of(cat *catalog.Catalog, rc *rendercontext.RenderContext, ds []engine.Decis
 	for i := range ds {
 		d := &ds[i]
 		m := member{d: d, outcome: string(d.Verdict), reason: d.Reason}
-		if last != nil && d.Verdict == engine.VerdictIncluded {
+		if last != nil && (d.Verdict == engine.VerdictIncluded || d.Verdict == engine.VerdictInactive) {
+			// An included asset's write, or a turned-off asset's deletion,
+			// that failed or waits: only the write reveals it.
 			if o, why, ok := last(d.Asset.Name); ok {
 				switch o {
-				case engine.Failed, engine.Throttled, engine.MissingDependency, engine.Conflict, engine.Settling, engine.Staged:
+				case engine.Failed, engine.Settling, engine.Staged:
 					m.outcome, m.reason = string(o), why
+				case engine.Throttled, engine.MissingDependency, engine.Conflict:
+					if d.Verdict == engine.VerdictIncluded {
+						m.outcome, m.reason = string(o), why
+					}
 				}
 			}
 		}

@@ -170,7 +170,7 @@ func Of(ctx context.Context, r client.Reader, rc *rendercontext.RenderContext, p
 			nodeOf[n] = i
 		}
 	}
-	if !rc.KindAvailable(VMIGVK) {
+	if len(pools) == 0 || !rc.KindAvailable(VMIGVK) {
 		return out // KubeVirt not installed (its CRD is not served): no VMs, no request
 	}
 	strategy := ClusterStrategy(rc)

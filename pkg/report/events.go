@@ -115,12 +115,3 @@ func dedupKey(hco, subject *unstructured.Unstructured, reason string) string {
 	}
 	return engine.ObjectKey(s) + "|" + reason
 }
-
-func touchesSpec(drift []string) bool {
-	for _, p := range drift {
-		if p == "/spec" || strings.HasPrefix(p, "/spec/") {
-			return true
-		}
-	}
-	return false
-}

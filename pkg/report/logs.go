@@ -70,7 +70,7 @@ func (r *Reporter) logAction(ctx context.Context, d *engine.Decision, res engine
 		}
 	case engine.Settling:
 		if changed {
-			act("write held until the facts it follows settle", "action", "settle", "retryAfter", retry())
+			act("write held until its facts settle or its pool is at rest", "action", "settle", "retryAfter", retry())
 		}
 	}
 	if !logged {

@@ -191,7 +191,7 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 			reason = "DriftCorrected"
 		}
 		r.event(hco, subject, corev1.EventTypeNormal, reason, res.Reason)
-		if d.Live == nil || touchesSpec(res.Drift) {
+		if d.Live == nil || engine.ReachesNodes(res.Drift) {
 			// Labels and annotations do not reach a node; spec does.
 			r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason, res.Impact)
 		}
