@@ -387,6 +387,11 @@ func operabilitySpecs(ctx context.Context) {
 			Expect(k8s.Create(ctx, vmi)).To(Succeed())
 			DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, vmi))).To(Succeed()) })
 		}
+		// The autopilot counts VMs once it sees KubeVirt's CRD served.
+		Eventually(func() bool {
+			eval, _, err := rec.Preview(ctx)
+			return err == nil && eval.Context.KindAvailable(impact.VMIGVK)
+		}).Should(BeTrue())
 
 		// Two corrections on the worker pool, and one that reboots nothing.
 		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
