@@ -23,7 +23,10 @@ func (r *Reporter) metricsFor(d *engine.Decision, res engine.Result, target *uns
 	if res.Outcome == engine.Applied {
 		metrics.CorrectiveWrites.WithLabelValues(target.GetKind(), target.GetNamespace(), target.GetName()).Inc()
 	}
-	if len(res.Drift) > 0 && d.Live != nil {
+	// A write that waits (staged, settling) finds the same drift on every
+	// reconcile: it is counted when the write goes, not each time.
+	waiting := res.Outcome == engine.Staged || res.Outcome == engine.Settling
+	if len(res.Drift) > 0 && d.Live != nil && !waiting {
 		confirmed := "true"
 		if res.Outcome == engine.Unchanged {
 			confirmed = "false"
