@@ -12,13 +12,12 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
-// impactTTL is how long a pool's VM count is reused: a write staged for
-// hours is re-reported on every reconcile, which must not list every VMI
-// each time. A write sent, or one that starts waiting, takes a count no
-// older than impactFresh (the writes of one reconcile share one LIST).
+// impactTTL is how long a pool's VM count is reused while its writes
+// keep waiting: a write staged for hours is re-reported on every
+// reconcile, which must not list every VMI each time. A write sent, or
+// one that starts waiting, is counted afresh, once per pool per reconcile.
 const (
-	impactTTL   = time.Minute
-	impactFresh = 10 * time.Second
+	impactTTL = time.Minute
 	// listTimeout bounds the VMI LIST: a count is a report, never a wait.
 	listTimeout = 10 * time.Second
 )
@@ -55,27 +54,38 @@ func needsImpact(d *engine.Decision, res engine.Result) bool {
 	return false
 }
 
-// of returns the impact of res's write on its pool, or "" when it reboots
-// nothing or is neither sent nor waiting. A write sent, or one that
-// starts waiting (fresh), takes a count at most impactFresh old; one
-// still waiting, at most impactTTL.
-func (m *impacts) of(ctx context.Context, rc *rendercontext.RenderContext, d *engine.Decision, res engine.Result, fresh bool) string {
-	if !needsImpact(d, res) {
-		return ""
-	}
-	dis := engine.DisruptionOf(d)
+// count says what a rollout of pool does to its VMs: listed now when
+// fresh, else a count at most impactTTL old.
+func (m *impacts) count(ctx context.Context, rc *rendercontext.RenderContext, pool string, fresh bool) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	maxAge := impactTTL
-	if fresh || res.Outcome == engine.Applied || res.Outcome == engine.Deleted {
-		maxAge = impactFresh
-	}
-	if s, ok := m.seen[dis.Pool]; ok && m.now().Sub(s.at) < maxAge {
+	if s, ok := m.seen[pool]; ok && !fresh && m.now().Sub(s.at) < impactTTL {
 		return s.text
 	}
 	lctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	text := impact.Of(lctx, m.reader, rc, []string{dis.Pool})[0].String()
-	m.seen[dis.Pool] = seenImpact{at: m.now(), text: text}
+	text := impact.Of(lctx, m.reader, rc, []string{pool})[0].String()
+	m.seen[pool] = seenImpact{at: m.now(), text: text}
 	return text
+}
+
+// annotate sets the VM impact of each write that reboots a pool, sent or
+// waiting: one count per pool, listed afresh when any of that pool's
+// writes was sent or starts waiting.
+func (m *impacts) annotate(ctx context.Context, ws []rollingWrite) {
+	fresh := map[string]bool{}
+	for _, w := range ws {
+		pool := engine.DisruptionOf(w.d).Pool
+		fresh[pool] = fresh[pool] || w.fresh || w.res.Outcome == engine.Applied || w.res.Outcome == engine.Deleted
+	}
+	counted := map[string]string{}
+	for i := range ws {
+		pool := engine.DisruptionOf(ws[i].d).Pool
+		text, ok := counted[pool]
+		if !ok {
+			text = m.count(ctx, ws[i].rc, pool, fresh[pool])
+			counted[pool] = text
+		}
+		ws[i].res.Impact = text
+	}
 }

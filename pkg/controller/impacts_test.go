@@ -25,44 +25,49 @@ func (c *countingLists) List(context.Context, client.ObjectList, ...client.ListO
 }
 
 // VMIs are listed only for a write that reboots a pool and is sent or
-// waits; a write sent or starting to wait lists now, one still waiting
-// reuses a count for at most impactTTL.
+// waits; once per pool per reconcile; afresh when a write of the pool was
+// sent or starts waiting; a count reused while writes keep waiting, for at
+// most impactTTL.
 func TestImpactsListOnlyWhenARolloutIsPending(t *testing.T) {
 	now := time.Unix(0, 0)
 	r := &countingLists{}
 	m := newImpacts(r, func() time.Time { return now })
-	u := &unstructured.Unstructured{Object: map[string]any{}}
-	u.SetKind("MachineConfig")
-	u.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": "worker"})
-	mc := &engine.Decision{Asset: &catalog.Asset{Name: "mc", Disruption: catalog.DisruptionReboot}, Rendered: u}
-	cm := &engine.Decision{Asset: &catalog.Asset{Name: "cm"}}
+	mcOf := func(name string) *engine.Decision {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetKind("MachineConfig")
+		u.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": "worker"})
+		return &engine.Decision{Asset: &catalog.Asset{Name: name, Disruption: catalog.DisruptionReboot}, Rendered: u}
+	}
 	rc := rendercontext.New(rendercontext.Facts{AssumeAllKinds: true})
 	ctx := context.Background()
+	write := func(d *engine.Decision, o engine.Outcome, fresh bool) rollingWrite {
+		return rollingWrite{d: d, res: engine.Result{Outcome: o}, rc: rc, fresh: fresh}
+	}
 
 	for _, o := range []engine.Outcome{engine.Unchanged, engine.Throttled, engine.Failed} {
-		if m.of(ctx, rc, mc, engine.Result{Outcome: o}, true) != "" || r.n != 0 {
-			t.Fatalf("%s: no rollout pending, nothing read", o)
+		if needsImpact(mcOf("a"), engine.Result{Outcome: o}) {
+			t.Fatalf("%s: no rollout pending", o)
 		}
 	}
-	if m.of(ctx, rc, cm, engine.Result{Outcome: engine.Applied}, true) != "" || r.n != 0 {
-		t.Fatal("a write that reboots nothing reads no VMI")
+	if needsImpact(&engine.Decision{Asset: &catalog.Asset{Name: "cm"}}, engine.Result{Outcome: engine.Applied}) {
+		t.Fatal("a write that reboots nothing needs no VM count")
 	}
-	if m.of(ctx, rc, mc, engine.Result{Outcome: engine.Staged}, true) == "" || r.n != 1 {
-		t.Fatalf("a write starting to wait lists the VMIs (%d)", r.n)
+	batch := []rollingWrite{write(mcOf("a"), engine.Applied, true), write(mcOf("b"), engine.Applied, true)}
+	m.annotate(ctx, batch)
+	if r.n != 1 || batch[0].res.Impact == "" || batch[1].res.Impact != batch[0].res.Impact {
+		t.Fatalf("two writes of one pool share one LIST (%d): %+v", r.n, batch)
 	}
-	m.of(ctx, rc, mc, engine.Result{Outcome: engine.Staged}, false)
+	m.annotate(ctx, []rollingWrite{write(mcOf("a"), engine.Staged, false)})
 	if r.n != 1 {
 		t.Fatal("still waiting within the TTL: the count is reused")
 	}
-	now = now.Add(impactTTL)
-	m.of(ctx, rc, mc, engine.Result{Outcome: engine.Staged}, false)
-	m.of(ctx, rc, mc, engine.Result{Outcome: engine.Applied}, false)
+	m.annotate(ctx, []rollingWrite{write(mcOf("a"), engine.Staged, true)})
 	if r.n != 2 {
-		t.Fatalf("after the TTL the VMIs are read again, and a write sent right after shares that count (%d)", r.n)
+		t.Fatal("a write that starts waiting is counted afresh")
 	}
-	now = now.Add(impactFresh)
-	m.of(ctx, rc, mc, engine.Result{Outcome: engine.Applied}, false)
+	now = now.Add(impactTTL)
+	m.annotate(ctx, []rollingWrite{write(mcOf("a"), engine.Staged, false)})
 	if r.n != 3 {
-		t.Fatalf("a write sent takes a count at most %s old (%d)", impactFresh, r.n)
+		t.Fatalf("after the TTL the VMIs are read again (%d)", r.n)
 	}
 }

@@ -165,8 +165,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 		return out
 	})
+	r.impacts.annotate(ctx, rolling)
 	for _, w := range rolling {
-		w.res.Impact = r.impacts.of(ctx, w.rc, w.d, w.res, w.fresh)
 		r.report.Asset(ctx, hco, w.d, w.res)
 	}
 	r.report.Notices(ctx, hco, r.evaluator.Notices(r.opts.Catalog, eval))
