@@ -90,7 +90,7 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet -tags bench ./...
 
 ## lint: gofmt, go vet, golangci-lint (.golangci.yml), bash -n and shellcheck (when installed) on hack/
 lint: vet
