@@ -128,8 +128,16 @@ func TestBinary(t *testing.T) {
 		mc.SetKind("MachineConfig")
 		return c.Get(ctx, client.ObjectKey{Name: "99-worker-kubevirt-psi-karg"}, mc) == nil
 	})
-	code, body := get("http://" + dbg + "/debug/render/psi-enable")
-	if code != http.StatusOK || !strings.Contains(body, "psi=1") || !strings.Contains(body, "outcome:") {
+	// The controller's last outcome shows once the reconcile that wrote the
+	// object has recorded it (a write that reboots a pool is recorded after
+	// the walk, with its VM impact).
+	var code int
+	var body string
+	poll(t, "/debug/render/psi-enable with the last outcome", func() bool {
+		code, body = get("http://" + dbg + "/debug/render/psi-enable")
+		return code == http.StatusOK && strings.Contains(body, "outcome:")
+	})
+	if !strings.Contains(body, "psi=1") {
 		t.Fatalf("/debug/render/psi-enable: %d\n%s", code, body)
 	}
 	// The admin's log: one info line per object created, none per no-op.
