@@ -52,7 +52,7 @@ type Hold func(d *engine.Decision, res engine.Result) (engine.Result, bool)
 // NamespaceRetry is how soon an object whose namespace is missing is tried again.
 var NamespaceRetry = time.Minute
 
-// Sync applies d.Desired when it differs from d.Live. d must be engine.Included.
+// Sync applies d.Desired when it differs from d.Live. d must be engine.VerdictIncluded.
 //
 // Creating an object is not a correction and takes no write token;
 // re-creating one this process created or saw (someone keeps deleting it)
