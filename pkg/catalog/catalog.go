@@ -252,6 +252,10 @@ func validate(fsys fs.FS, a *Asset) error {
 		if err := a.Conditions[j].validate(); err != nil {
 			return fmt.Errorf("condition %d: %w", j, err)
 		}
+		if c := a.Conditions[j]; c.Type == CondCRDField && c.Name != a.GateCRD {
+			// Only a gate CRD's schema is kept in the cache.
+			return fmt.Errorf("condition %d: crd-field reads %s, which must be the asset's gate_crd (%q)", j, c.Name, a.GateCRD)
+		}
 	}
 	want := DisruptionNone
 	if RebootKinds[a.Component] {

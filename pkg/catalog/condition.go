@@ -30,6 +30,10 @@ const (
 	// HCO annotation Key (optional) names a class. Until then the asset
 	// waits, reported as a missing dependency.
 	CondStorageClass ConditionType = "storage-class"
+	// CondCRDField holds when the CRD Name (the asset's gate_crd, whose
+	// schema is kept) declares the dot path Path: the installed operator's
+	// API has the field the asset writes.
+	CondCRDField ConditionType = "crd-field"
 )
 
 // Waits reports whether a condition that does not hold makes an otherwise
@@ -71,6 +75,8 @@ func (c Condition) String() string {
 		return fmt.Sprintf("topology %s=%s", c.Field, c.want())
 	case CondImage:
 		return fmt.Sprintf("image %s is set (%s)", c.Name, ImageEnv(c.Name))
+	case CondCRDField:
+		return fmt.Sprintf("CRD %s has field %s", c.Name, c.Path)
 	case CondStorageClass:
 		if c.Key != "" {
 			return fmt.Sprintf("a storage class offers %s (or HCO annotation %s names one)", c.want(), c.Key)
@@ -109,14 +115,19 @@ func (c Condition) validate() error {
 		CondTopology:             {"field", "value"},
 		CondImage:                {"name"},
 		CondStorageClass:         {"key", "value"},
+		CondCRDField:             {"name", "path"},
 	}
 	required := map[ConditionType]string{
 		CondAnnotation: "key", CondFeatureGate: "name", CondHardware: "detector",
 		CondHCOFieldUnconfigured: "path", CondTopology: "field", CondImage: "name", CondStorageClass: "value",
+		CondCRDField: "name",
 	}
 	fields, ok := allowed[c.Type]
 	if !ok {
-		return fmt.Errorf("unknown type %q (want annotation, feature-gate, hardware, hco-field-unconfigured, topology, image or storage-class)", c.Type)
+		return fmt.Errorf("unknown type %q (want annotation, feature-gate, hardware, hco-field-unconfigured, topology, image, storage-class or crd-field)", c.Type)
+	}
+	if c.Type == CondCRDField && c.Path == "" {
+		return fmt.Errorf("%s condition needs \"path\"", c.Type)
 	}
 	if !set[required[c.Type]] {
 		return fmt.Errorf("%s condition needs %q", c.Type, required[c.Type])

@@ -178,11 +178,15 @@ func RebootPools(diffs []ObjectDiff) []string {
 // DisruptionSummary says what applying diffs would do to nodes: per pool,
 // the objects that roll it, and its nodes and VMs (impacts, by pool;
 // without one, the node count from node roles: the master pool holds the
-// control-plane nodes, worker the others).
+// control-plane nodes, worker the others); then the changes MCO applies
+// without a drain, by the cluster's node disruption policy, and how.
 func DisruptionSummary(diffs []ObjectDiff, t rendercontext.Topology, impacts map[string]impact.Pool) string {
 	byPool := map[string][]string{}
-	var pools []string
+	var pools, light []string
 	for _, d := range diffs {
+		if len(d.Disruption.Actions) > 0 {
+			light = append(light, fmt.Sprintf("  pool %s: %s %s: %s\n", poolLabel(d.Disruption.Pool), d.Object, d.Change, strings.Join(d.Disruption.Actions, ", ")))
+		}
 		if !d.Disruption.Reboot {
 			continue
 		}
@@ -195,17 +199,15 @@ func DisruptionSummary(diffs []ObjectDiff, t rendercontext.Topology, impacts map
 		}
 		byPool[d.Disruption.Pool] = append(byPool[d.Disruption.Pool], what)
 	}
-	if len(pools) == 0 {
-		return "Disruption: none: no node reboots.\n"
-	}
-	sort.Strings(pools)
 	var b strings.Builder
-	b.WriteString("Disruption: applying reboots nodes. The Machine Config Operator drains and reboots each pool's nodes one at a time:\n")
+	if len(pools) == 0 {
+		b.WriteString("Disruption: none: no node reboots.\n")
+	} else {
+		sort.Strings(pools)
+		b.WriteString("Disruption: applying reboots nodes. The Machine Config Operator drains and reboots each pool's nodes one at a time:\n")
+	}
 	for _, p := range pools {
-		name := p
-		if name == "" {
-			name = "(pool not named by the object)"
-		}
+		name := poolLabel(p)
 		if im, ok := impacts[p]; ok {
 			fmt.Fprintf(&b, "  pool %s: %s\n    %s\n", name, strings.Join(byPool[p], ", "), im)
 			continue
@@ -219,5 +221,17 @@ func DisruptionSummary(diffs []ObjectDiff, t rendercontext.Topology, impacts map
 		}
 		fmt.Fprintf(&b, "  pool %s (%s nodes): %s\n", name, nodes, strings.Join(byPool[p], ", "))
 	}
+	if len(light) > 0 {
+		sort.Strings(light)
+		b.WriteString("Without a reboot or a drain (the node disruption policy): the Machine Config Operator takes these actions on each node of the pool:\n")
+		b.WriteString(strings.Join(light, ""))
+	}
 	return b.String()
+}
+
+func poolLabel(p string) string {
+	if p == "" {
+		return "(pool not named by the object)"
+	}
+	return p
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/nodedisruption"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
 
@@ -142,6 +143,11 @@ type Decision struct {
 	// Unresolved lists ignore-fields pointers that resolve neither on the
 	// live object nor in the desired state: harmless, reported.
 	Unresolved []string
+	// NodeActions, for a correction of a MachineConfig that MCO applies
+	// without draining the pool (the cluster's node disruption policy
+	// covers everything it changes), are MCO's actions on each node; nil
+	// when the write drains and reboots, or reaches no node.
+	NodeActions []nodedisruption.Action
 }
 
 // InvalidReason is a short, bounded code for an unusable annotation (a

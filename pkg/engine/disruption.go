@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/nodedisruption"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
 // Labels MCO reads to place configuration in a pool: a MachineConfig's role,
@@ -20,14 +23,21 @@ type Disruption struct {
 	// Reboot: the Machine Config Operator drains and reboots Pool's nodes.
 	Reboot bool   `json:"reboot"`
 	Pool   string `json:"pool,omitempty"`
+	// Actions: the write reaches Pool's nodes without a drain; MCO takes
+	// these actions on each node instead (the cluster's node disruption
+	// policy: "restart kubevirt-thp-tuning.service", "none").
+	Actions []string `json:"actions,omitempty"`
 }
 
-// String is the status column: "none" or "reboots pool worker".
+// String is the status column: "none", "reboots pool worker", or "no
+// reboot in pool worker: restart kubevirt-thp-tuning.service".
 func (d Disruption) String() string {
-	if !d.Reboot {
+	switch {
+	case len(d.Actions) > 0:
+		return fmt.Sprintf("no reboot in pool %s: %s", poolName(d.Pool), strings.Join(d.Actions, ", "))
+	case !d.Reboot:
 		return "none"
-	}
-	if d.Pool == "" {
+	case d.Pool == "":
 		return "reboots a pool"
 	}
 	return "reboots pool " + d.Pool
@@ -46,7 +56,8 @@ func ReachesNodes(drift []string) bool {
 }
 
 // DisruptionOf reads the disruption of a decision: the catalog's declaration,
-// and for a reboot, the pool its rendered object targets.
+// and for a reboot, the pool its rendered object targets, unless MCO's node
+// disruption policy applies the change without a drain (d.NodeActions).
 func DisruptionOf(d *Decision) Disruption {
 	if d.Asset == nil || d.Asset.Disruption != catalog.DisruptionReboot {
 		return Disruption{}
@@ -55,7 +66,34 @@ func DisruptionOf(d *Decision) Disruption {
 	if obj == nil {
 		obj = d.Live
 	}
+	if len(d.NodeActions) > 0 {
+		return Disruption{Pool: PoolOf(obj), Actions: nodedisruption.Strings(d.NodeActions)}
+	}
 	return Disruption{Reboot: true, Pool: PoolOf(obj)}
+}
+
+// nodeActions is what MCO does on the pool's nodes to take a MachineConfig
+// from its live spec to the desired one, when the cluster's node disruption
+// policy makes that lighter than a drain; nil otherwise. Creation, a move to
+// another pool, a policy MCO has not published and a KubeletConfig (whose
+// generated kubelet.conf has no policy by default, and whose CPU and memory
+// manager settings a kubelet restart cannot change) are all reboots.
+func nodeActions(d *Decision, rc *rendercontext.RenderContext) []nodedisruption.Action {
+	if d.Asset.Disruption != catalog.DisruptionReboot || d.Live == nil || d.Desired == nil ||
+		d.Desired.GetKind() != "MachineConfig" || PoolOf(d.Live) != PoolOf(d.Desired) {
+		return nil
+	}
+	policy, ok := rc.NodeDisruptionPolicy()
+	if !ok {
+		return nil
+	}
+	liveSpec, _ := d.Live.Object["spec"].(map[string]any)
+	desiredSpec, _ := d.Desired.Object["spec"].(map[string]any)
+	acts := policy.Actions(nodedisruption.Diff(liveSpec, desiredSpec))
+	if nodedisruption.Drains(acts) {
+		return nil
+	}
+	return acts
 }
 
 // ObjectDisruption is what writing or deleting u does to nodes, by its kind

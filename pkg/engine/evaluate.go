@@ -199,6 +199,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	}
 	d.Desired = desired
 	d.Verdict = VerdictIncluded
+	d.NodeActions = nodeActions(&d, rc)
 	return d
 }
 

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/nodedisruption"
 )
 
 // StorageProfileGVK is CDI's per-storage-class profile: which access and
@@ -170,4 +171,30 @@ func (rc *RenderContext) DefaultStorageClass() (string, error) {
 		return "", nil
 	}
 	return best.GetName(), nil
+}
+
+// MachineConfigurationKey is MCO's operator configuration singleton, which
+// publishes the node disruption policy MCO acts on.
+var MachineConfigurationKey = ObjectKey{
+	GVK:  schema.GroupVersionKind{Group: "operator.openshift.io", Version: "v1", Kind: "MachineConfiguration"},
+	Name: "cluster",
+}
+
+// NodeDisruptionPolicy is the policy MCO's daemon acts on (MachineConfiguration/
+// cluster status), when it is known and current; ok is false otherwise, and
+// then every MachineConfig change is judged a reboot. The object is read
+// only when the catalog declares it under reads.
+func (rc *RenderContext) NodeDisruptionPolicy() (nodedisruption.Policy, bool) {
+	if rc.ObjectErrs[MachineConfigurationKey] != nil {
+		return nodedisruption.Policy{}, false
+	}
+	u := rc.Objects[MachineConfigurationKey]
+	if u == nil {
+		return nodedisruption.Policy{}, false
+	}
+	p, ok, err := nodedisruption.ClusterPolicy(u.Object)
+	if err != nil {
+		return nodedisruption.Policy{}, false
+	}
+	return p, ok
 }

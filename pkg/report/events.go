@@ -32,14 +32,22 @@ func invalidEvent(annotation string) string {
 }
 
 // rollout names, on the HCO, a write that makes the Machine Config Operator
-// drain and reboot a pool's nodes: the one event an admin must not miss.
+// roll a pool: drain and reboot its nodes (the one event an admin must not
+// miss), or, where the cluster's node disruption policy covers the change,
+// take lighter actions on each node without a drain.
 func (r *Reporter) rollout(hco, subject *unstructured.Unstructured, d engine.Disruption, what, impact string) {
-	if !d.Reboot || subject == nil {
+	if subject == nil || (!d.Reboot && len(d.Actions) == 0) {
 		return
 	}
 	pool := d.Pool
 	if pool == "" {
 		pool = "(unnamed)"
+	}
+	if !d.Reboot {
+		r.event(hco, subject, corev1.EventTypeNormal, "PoolRollout", fmt.Sprintf(
+			"MachineConfigPool %s rolls without a reboot: by the node disruption policy the Machine Config Operator takes these actions on each node, with no drain: %s (%s)",
+			pool, strings.Join(d.Actions, ", "), what))
+		return
 	}
 	msg := fmt.Sprintf("MachineConfigPool %s rolls: the Machine Config Operator drains and reboots its nodes one at a time (%s)", pool, what)
 	if impact != "" {
