@@ -56,7 +56,10 @@ fi
 write use_zero_pages 1
 write redhat_only_zero_pages 1
 if [ -e "$KSM/advisor_mode" ]; then
-	# Kernels with the scan-time advisor adapt pages_to_scan to the memory they find.
+	# Kernels with the scan-time advisor adapt pages_to_scan to the memory
+	# they find, batch after batch of sleep_millisecs (the kernel default,
+	# written so a rerun leaves no earlier value behind).
+	write sleep_millisecs 20
 	write advisor_mode scan-time
 	write advisor_target_scan_time "$TARGET_SCAN_SECONDS"
 	write advisor_max_cpu "$ADVISOR_MAX_CPU"
