@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
@@ -81,6 +83,7 @@ type row struct {
 	object     string // Kind namespace/name as rendered offline
 	api        string
 	disruption string
+	rendered   *unstructured.Unstructured
 }
 
 // describe renders every asset offline (no cluster facts) to name its object.
@@ -99,7 +102,7 @@ func describe(cat *catalog.Catalog) ([]row, error) {
 			name = u.GetNamespace() + "/" + name
 		}
 		d := engine.DisruptionOf(&engine.Decision{Asset: a, Rendered: u})
-		rows = append(rows, row{asset: a, object: u.GetKind() + " `" + name + "`", api: u.GetAPIVersion(), disruption: d.String()})
+		rows = append(rows, row{asset: a, object: u.GetKind() + " `" + name + "`", api: u.GetAPIVersion(), disruption: d.String(), rendered: u})
 	}
 	return rows, nil
 }
@@ -144,25 +147,39 @@ func assetsDoc(cat *catalog.Catalog, rows []row) []byte {
 	}
 	b.WriteString("\n## Disruption\n\n")
 	b.WriteString("A write of a MachineConfig or KubeletConfig makes the Machine Config Operator render a new\n")
-	b.WriteString("configuration for the pool and drain and reboot its nodes one at a time (`reboots pool <name>`;\n")
+	b.WriteString("configuration for the pool and drain and reboot its nodes one at a time (`reboots pool <name>`,\n")
+	b.WriteString("unless the cluster's node disruption policy covers the change, below;\n")
 	b.WriteString("the catalog declares it and fails to load when a declaration does not match the kind). See it\n")
 	b.WriteString("before it happens: the DISRUPTION column of `render --output status`, and the summary that ends\n")
 	b.WriteString("`render --output diff` (pools, objects, nodes and the VMs each pool holds: how many live-migrate,\n")
 	b.WriteString("which block the drain or are shut down). When it happens: an Event `PoolRollout` on the HCO\n")
 	b.WriteString("names the pool, the object and the same VM counts.\n\n")
-	b.WriteString("What a change costs, on every supported release (OCP 4.16 to 5.0): a reboot of the pool.\n")
-	b.WriteString("MCO reboots for any change of kernel arguments, extensions or kernel type, whatever its node\n")
-	b.WriteString("disruption policy says (openshift/machine-config-operator `pkg/daemon/update.go`,\n")
-	b.WriteString("`calculatePostConfigChangeNodeDisruptionAction`), and for a file or unit no policy names; its\n")
-	b.WriteString("built-in policies (`pkg/apihelpers/apihelpers.go`, `defaultClusterPolicies`) name none of the\n")
-	b.WriteString("autopilot's files or units, and a KubeletConfig reaches the node as `/etc/kubernetes/kubelet.conf`,\n")
-	b.WriteString("which none names either (4.16 without the NodeDisruptionPolicy gate takes the legacy path,\n")
-	b.WriteString("`calculatePostConfigChangeActionFromMCDiffs`: any unit change and any file outside its short list\n")
-	b.WriteString("reboot). The autopilot declares no policy of its own yet: a policy applies to a path or unit\n")
-	b.WriteString("whatever the change, and the removal of its assets' files needs a reboot to take effect (swap is\n")
-	b.WriteString("not turned off by removing the unit, sysfs settings such as KSM's and THP's stay until boot, and a\n")
-	b.WriteString("`Restart` action would name a unit the removal deletes, which systemctl cannot restart).\n\n")
-	b.WriteString("So every such write waits: outside the HCO's `platform.kubevirt.io/disruption-window` it is\n")
+	b.WriteString("What a change costs: on OCP 4.16 a reboot of the pool, always (without the NodeDisruptionPolicy\n")
+	b.WriteString("gate MCO takes the legacy path, `calculatePostConfigChangeActionFromMCDiffs`, where any unit change\n")
+	b.WriteString("and any file outside a short list of its own reboots; with the gate, 4.16 matches paths exactly).\n")
+	b.WriteString("From 4.17 MCO acts on the node disruption policy it publishes in MachineConfiguration/cluster\n")
+	b.WriteString("(openshift/machine-config-operator `pkg/daemon/update.go`, `calculatePostConfigChangeNodeDisruptionAction`):\n")
+	b.WriteString("kernel arguments, extensions and kernel type always reboot; a change of files and units reboots\n")
+	b.WriteString("unless every one of them has an entry, and then MCO takes the entries' actions with no drain. Its\n")
+	b.WriteString("built-in entries (`pkg/apihelpers/apihelpers.go`, `defaultClusterPolicies`) name none of the\n")
+	b.WriteString("autopilot's files or units. The autopilot reads the published policy (never its own declaration,\n")
+	b.WriteString("and nothing while MCO has not caught up with the spec) to say per change what MCO will do: the\n")
+	b.WriteString("DISRUPTION column, the diff summary and the `PoolRollout` Event say `no reboot in pool <name>:\n")
+	b.WriteString("restart <unit>` for a change the policy covers, and such a change is never staged or held.\n\n")
+	b.WriteString("The autopilot declares an entry only where the action alone puts every change of that path into\n")
+	b.WriteString("effect (`node-disruption-policy`, proven in `test/nodecheck/disruption_test.go`): a script whose\n")
+	b.WriteString("unit reruns or replaces it on restart. An entry applies to a path whatever the change, so none is\n")
+	b.WriteString("declared for a unit: adding or removing a feature changes its unit and so still reboots, which\n")
+	b.WriteString("is what a removal needs (sysfs settings such as KSM's stay until boot, swap is not turned off by\n")
+	b.WriteString("removing its unit, and a restart would name a unit the removal deleted). None for the THP script\n")
+	b.WriteString("either: TuneD, which runs after it at boot, must keep the last word on nodes it tunes, and a\n")
+	b.WriteString("restart at runtime would override it. None for the logind, slice and kubelet drop-ins, or the\n")
+	b.WriteString("KubeletConfig's `/etc/kubernetes/kubelet.conf`: logind, system.slice and a kubelet whose CPU or\n")
+	b.WriteString("memory manager policy changed take such settings only from a clean start. An entry an admin\n")
+	b.WriteString("wrote for one of these paths is theirs and is left as it is.\n\n")
+	b.WriteString(costTable(rows))
+	b.WriteString("\n")
+	b.WriteString("So every write that reboots waits: outside the HCO's `platform.kubevirt.io/disruption-window` it is\n")
 	b.WriteString("staged and sent when the window opens, together with the others so each pool rolls once; while\n")
 	b.WriteString("MCO reports the pool Updating or Degraded it waits for the pool (at most an hour); and a write a\n")
 	b.WriteString("changed hardware or topology fact asks for waits for that fact to settle.\n")
@@ -254,4 +271,58 @@ func replaceBetween(s, begin, end, content string) (string, error) {
 		return "", fmt.Errorf("markers %q and %q not found", begin, end)
 	}
 	return s[:i+len(begin)] + "\n" + content + s[j:], nil
+}
+
+// costTable lists per node asset what it puts on the node and what a
+// change of each part costs from OCP 4.17, by the entries the autopilot
+// declares (the node-disruption-policy asset, rendered).
+func costTable(rows []row) string {
+	declared := map[string]string{}
+	for _, r := range rows {
+		if r.asset.Name != "node-disruption-policy" {
+			continue
+		}
+		files, _, _ := unstructured.NestedSlice(r.rendered.Object, "spec", "nodeDisruptionPolicy", "files")
+		for _, f := range files {
+			m, _ := f.(map[string]any)
+			var acts []string
+			for _, a := range m["actions"].([]any) {
+				am, _ := a.(map[string]any)
+				act := strings.ToLower(fmt.Sprint(am["type"]))
+				if r, ok := am["restart"].(map[string]any); ok {
+					act += " `" + fmt.Sprint(r["serviceName"]) + "`"
+				}
+				acts = append(acts, act)
+			}
+			declared[fmt.Sprint(m["path"])] = strings.Join(acts, ", ")
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| Asset | On the node | A change of it from OCP 4.17 (4.16: reboot) |\n|---|---|---|\n")
+	for _, r := range rows {
+		if r.asset.Disruption != catalog.DisruptionReboot {
+			continue
+		}
+		if r.rendered.GetKind() == "KubeletConfig" {
+			fmt.Fprintf(&b, "| `%s` | `/etc/kubernetes/kubelet.conf` (MCO merges it into its template) | reboot |\n", r.asset.Name)
+			continue
+		}
+		if kargs, _, _ := unstructured.NestedStringSlice(r.rendered.Object, "spec", "kernelArguments"); len(kargs) > 0 {
+			fmt.Fprintf(&b, "| `%s` | kernel arguments `%s` | reboot |\n", r.asset.Name, strings.Join(kargs, " "))
+		}
+		files, _, _ := unstructured.NestedSlice(r.rendered.Object, "spec", "config", "storage", "files")
+		for _, f := range files {
+			p := fmt.Sprint(f.(map[string]any)["path"])
+			cost := "reboot"
+			if a, ok := declared[p]; ok {
+				cost = a + ", no drain (the autopilot's entry)"
+			}
+			fmt.Fprintf(&b, "| `%s` | file `%s` | %s |\n", r.asset.Name, p, cost)
+		}
+		units, _, _ := unstructured.NestedSlice(r.rendered.Object, "spec", "config", "systemd", "units")
+		for _, u := range units {
+			fmt.Fprintf(&b, "| `%s` | unit `%s` (added, changed, removed: also the feature turned on or off) | reboot |\n", r.asset.Name, fmt.Sprint(u.(map[string]any)["name"]))
+		}
+	}
+	return b.String()
 }

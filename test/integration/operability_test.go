@@ -470,6 +470,131 @@ func operabilitySpecs(ctx context.Context) {
 		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
 	})
 
+	It("merges its node disruption policy beside an admin's, and writes at once, window closed, a change MCO applies without a reboot", func() {
+		requireVendorCRDs()
+		mcfg := rendercontext.MachineConfigurationKey
+		files := func() []any {
+			u := get(mcfg.GVK, "", mcfg.Name)
+			if u == nil {
+				return nil
+			}
+			f, _, _ := unstructured.NestedSlice(u.Object, "spec", "nodeDisruptionPolicy", "files")
+			return f
+		}
+		paths := func() []string {
+			var out []string
+			for _, f := range files() {
+				out = append(out, f.(map[string]any)["path"].(string))
+			}
+			return out
+		}
+		const shutdownScript = "/usr/local/bin/kubevirt-vm-shutdown"
+		Eventually(paths).Should(ContainElement(shutdownScript), "merged into MCO's singleton")
+		// An admin's entry, by their own apply: the autopilot's next write
+		// must keep it (files is a map keyed by path).
+		admin := newObj(mcfg.GVK, "", mcfg.Name)
+		admin.Object["spec"] = map[string]any{"nodeDisruptionPolicy": map[string]any{"files": []any{
+			map[string]any{"path": "/etc/admin.conf", "actions": []any{map[string]any{"type": "None"}}}}}}
+		Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(admin), client.FieldOwner("admin"))).To(Succeed())
+		DeferCleanup(func() {
+			admin.Object["spec"] = map[string]any{}
+			Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(admin), client.FieldOwner("admin"))).To(Succeed())
+		})
+		// MCO publishes the merged policy it acts on.
+		publish := func() {
+			Eventually(func() error {
+				u := get(mcfg.GVK, "", mcfg.Name)
+				Expect(unstructured.SetNestedField(u.Object, map[string]any{"clusterPolicies": map[string]any{"files": files(),
+					"sshkey": map[string]any{"actions": []any{map[string]any{"type": "None"}}}}}, "status", "nodeDisruptionPolicyStatus")).To(Succeed())
+				Expect(unstructured.SetNestedField(u.Object, u.GetGeneration(), "status", "observedGeneration")).To(Succeed())
+				return k8s.Status().Update(ctx, u)
+			}).Should(Succeed())
+		}
+		policyKnown := func() bool {
+			eval, _, err := rec.Preview(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			_, ok := eval.Context.NodeDisruptionPolicy()
+			return ok
+		}
+		publish()
+		Eventually(policyKnown).Should(BeTrue())
+		reconciledAt(poke())
+		Expect(paths()).To(ContainElements("/etc/admin.conf", shutdownScript), "the admin's entry is kept beside the autopilot's")
+
+		// The feature's MachineConfig, created with no window set.
+		const mc = "95-worker-kubevirt-vm-shutdown"
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.SwitchPrefix+"enable-vm-drain-shutdown-inhibitor", "true")
+		})
+		DeferCleanup(func() {
+			update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+				setAnnotation(u, annotations.SwitchPrefix+"enable-vm-drain-shutdown-inhibitor", "")
+			})
+			Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", mc) }).Should(BeNil())
+		})
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", mc) }).ShouldNot(BeNil())
+		Eventually(outcomeOf("vm-drain-shutdown-inhibitor-worker")).Should(Equal(engine.Unchanged))
+
+		// A window that is closed now.
+		opensAt := time.Now().UTC().Add(2 * time.Hour).Truncate(time.Minute)
+		reconciledAt(update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.DisruptionWindow, fmt.Sprintf("daily %s-%s UTC", opensAt.Format("15:04"), opensAt.Add(time.Hour).Format("15:04")))
+		}))
+		DeferCleanup(func() {
+			update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+				setAnnotation(u, annotations.DisruptionWindow, "")
+			})
+		})
+		entry := func(section, key, name string) map[string]any {
+			list, _, _ := unstructured.NestedSlice(get(mcGVK, "", mc).Object, "spec", "config", section, key)
+			for _, e := range list {
+				if m := e.(map[string]any); m["path"] == name || m["name"] == name {
+					return m
+				}
+			}
+			return nil
+		}
+		setEntry := func(section, key, name, field string, v any) {
+			update(mcGVK, "", mc, "kubectl-edit", func(u *unstructured.Unstructured) {
+				list, _, _ := unstructured.NestedSlice(u.Object, "spec", "config", section, key)
+				for _, e := range list {
+					if m := e.(map[string]any); m["path"] == name || m["name"] == name {
+						m[field] = v
+					}
+				}
+				Expect(unstructured.SetNestedSlice(u.Object, list, "spec", "config", section, key)).To(Succeed())
+			})
+		}
+		// An edit of the script: by the published policy MCO restarts the
+		// service, no drain, so the correction is not staged.
+		rendered := entry("storage", "files", shutdownScript)["contents"]
+		setEntry("storage", "files", shutdownScript, "contents", map[string]any{"source": "data:,edited"})
+		Eventually(func() any { return entry("storage", "files", shutdownScript)["contents"] }).Should(Equal(rendered))
+		Eventually(func() []eventsv1.Event {
+			return events("PoolRollout", mc, "rolls without a reboot", "restart kubevirt-vm-shutdown.service")
+		}).ShouldNot(BeEmpty())
+		Expect(events("Staged", mc)).To(BeEmpty())
+
+		// An edit of the unit has no policy entry: it reboots, so it waits.
+		setEntry("systemd", "units", "kubevirt-vm-shutdown.service", "enabled", false)
+		Eventually(outcomeOf("vm-drain-shutdown-inhibitor-worker")).Should(Equal(engine.Staged))
+		Expect(entry("systemd", "units", "kubevirt-vm-shutdown.service")["enabled"]).To(BeFalse())
+		Expect(status("vm-drain-shutdown-inhibitor-worker").Reason).To(ContainSubstring("disruption window"))
+
+		// A policy MCO has not caught up with is no policy: an edit of the
+		// script alone now waits too.
+		setEntry("systemd", "units", "kubevirt-vm-shutdown.service", "enabled", true)
+		Eventually(outcomeOf("vm-drain-shutdown-inhibitor-worker")).Should(Equal(engine.Unchanged))
+		admin.Object["spec"] = map[string]any{"nodeDisruptionPolicy": map[string]any{"files": []any{
+			map[string]any{"path": "/etc/admin.conf", "actions": []any{map[string]any{"type": "Reboot"}}}}}}
+		Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(admin), client.FieldOwner("admin"))).To(Succeed())
+		Eventually(policyKnown).Should(BeFalse())
+		setEntry("storage", "files", shutdownScript, "contents", map[string]any{"source": "data:,edited-again"})
+		Eventually(outcomeOf("vm-drain-shutdown-inhibitor-worker")).Should(Equal(engine.Staged))
+		publish()
+		Eventually(func() any { return entry("storage", "files", shutdownScript)["contents"] }).Should(Equal(rendered))
+	})
+
 	It("masks one element of a keyed list by its key (ignore-fields), keeps the rest managed, and hands it back when unmasked", func() {
 		requireVendorCRDs()
 		nhcGVK := rendercontext.NodeHealthCheckGVK
