@@ -472,6 +472,7 @@ func operabilitySpecs(ctx context.Context) {
 
 	It("merges its node disruption policy beside an admin's, and writes at once, window closed, a change MCO applies without a reboot", func() {
 		requireVendorCRDs()
+		installCRD(ctx, readCRD(filepath.Join(vendorDir(), "openshift", "0000_80_machine-config_01_machineconfigurations.crd.yaml")))
 		mcfg := rendercontext.MachineConfigurationKey
 		files := func() []any {
 			u := get(mcfg.GVK, "", mcfg.Name)
@@ -492,14 +493,16 @@ func operabilitySpecs(ctx context.Context) {
 		Eventually(paths).Should(ContainElement(shutdownScript), "merged into MCO's singleton")
 		// An admin's entry, by their own apply: the autopilot's next write
 		// must keep it (files is a map keyed by path).
-		admin := newObj(mcfg.GVK, "", mcfg.Name)
-		admin.Object["spec"] = map[string]any{"nodeDisruptionPolicy": map[string]any{"files": []any{
-			map[string]any{"path": "/etc/admin.conf", "actions": []any{map[string]any{"type": "None"}}}}}}
-		Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(admin), client.FieldOwner("admin"))).To(Succeed())
-		DeferCleanup(func() {
-			admin.Object["spec"] = map[string]any{}
+		adminApply := func(files ...any) {
+			admin := newObj(mcfg.GVK, "", mcfg.Name)
+			admin.Object["spec"] = map[string]any{"nodeDisruptionPolicy": map[string]any{"files": files}}
 			Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(admin), client.FieldOwner("admin"))).To(Succeed())
-		})
+		}
+		adminEntry := func(action string) any {
+			return map[string]any{"path": "/etc/admin.conf", "actions": []any{map[string]any{"type": action}}}
+		}
+		adminApply(adminEntry("None"))
+		DeferCleanup(func() { adminApply() })
 		// MCO publishes the merged policy it acts on.
 		publish := func() {
 			Eventually(func() error {
@@ -585,9 +588,7 @@ func operabilitySpecs(ctx context.Context) {
 		// script alone now waits too.
 		setEntry("systemd", "units", "kubevirt-vm-shutdown.service", "enabled", true)
 		Eventually(outcomeOf("vm-drain-shutdown-inhibitor-worker")).Should(Equal(engine.Unchanged))
-		admin.Object["spec"] = map[string]any{"nodeDisruptionPolicy": map[string]any{"files": []any{
-			map[string]any{"path": "/etc/admin.conf", "actions": []any{map[string]any{"type": "Reboot"}}}}}}
-		Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(admin), client.FieldOwner("admin"))).To(Succeed())
+		adminApply(adminEntry("Reboot"))
 		Eventually(policyKnown).Should(BeFalse())
 		setEntry("storage", "files", shutdownScript, "contents", map[string]any{"source": "data:,edited-again"})
 		Eventually(outcomeOf("vm-drain-shutdown-inhibitor-worker")).Should(Equal(engine.Staged))
