@@ -34,7 +34,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
@@ -234,6 +233,7 @@ func TestSuite(t *testing.T) {
 	b.heap(m)
 	b.nodes = b.scaleNodes(m)
 	m.stop()
+	b.scriptedDay()
 	b.assets = b.scaleAssets()
 	b.thrash()
 	b.report()
@@ -359,20 +359,8 @@ func (b *bench) steadyState(m *manager) {
 // a correction that reboots a pool is staged behind it; opening the
 // window (removing it) sends the correction.
 func (b *bench) steadyStateWindowed(m *manager) {
-	setWindow := func(v string) string {
-		u := b.hco()
-		a := u.GetAnnotations()
-		if v == "" {
-			delete(a, annotations.DisruptionWindow)
-		} else {
-			a[annotations.DisruptionWindow] = v
-		}
-		u.SetAnnotations(a)
-		b.must(b.c.Update(b.ctx, u))
-		return u.GetResourceVersion()
-	}
 	opens := time.Now().UTC().Add(2 * time.Hour)
-	m.reconciledAt(b.t, setWindow(fmt.Sprintf("daily %s-%s UTC", opens.Format("15:04"), opens.Add(time.Hour).Format("15:04"))))
+	m.reconciledAt(b.t, b.setWindow(fmt.Sprintf("daily %s-%s UTC", opens.Format("15:04"), opens.Add(time.Hour).Format("15:04"))))
 	measure := func() float64 {
 		m.reconciledAt(b.t, b.poke())
 		mark := m.log.mark()
@@ -393,7 +381,7 @@ func (b *bench) steadyStateWindowed(m *manager) {
 	if kernelArgs(b.mc(psiMC)) != "psi=0" {
 		b.t.Fatal("a staged correction was sent outside the window")
 	}
-	m.reconciledAt(b.t, setWindow(""))
+	m.reconciledAt(b.t, b.setWindow(""))
 	waitFor(b.t, "psi=1 again", 10*time.Second, func() bool { return kernelArgs(b.mc(psiMC)) == "psi=1" })
 	m.reconciledAt(b.t, b.poke())
 }
@@ -626,9 +614,9 @@ func (b *bench) report() {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	fmt.Printf("\n%-26s %12s\n", "metric", "value")
+	fmt.Printf("\n%-34s %12s\n", "metric", "value")
 	for _, k := range keys {
-		fmt.Printf("%-26s %12.2f\n", k, b.results[k])
+		fmt.Printf("%-34s %12.2f\n", k, b.results[k])
 	}
 	fmt.Printf("\nwrote %s\n%s\n%s\n%s", path, histogram(b.repairs),
 		chart("full reconcile with nothing to do, by nodes:", b.nodes), chart("full reconcile with nothing to do, by assets (ConfigMaps):", b.assets))
