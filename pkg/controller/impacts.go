@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,23 +50,32 @@ func needsImpact(d *engine.Decision, res engine.Result) bool {
 	switch res.Outcome {
 	case engine.Applied, engine.Deleted, engine.Staged, engine.Settling:
 		dis := engine.DisruptionOf(d)
-		return dis.Reboot && dis.Pool != ""
+		return dis.Reboot && len(dis.Rolled()) > 0
 	}
 	return false
 }
 
-// count says what a rollout of pool does to its VMs: listed now when
+// count says what a rollout of pools does to their VMs: listed now when
 // fresh, else a count at most impactTTL old.
-func (m *impacts) count(ctx context.Context, rc *rendercontext.RenderContext, pool string, fresh bool) string {
+func (m *impacts) count(ctx context.Context, rc *rendercontext.RenderContext, pools []string, fresh bool) string {
+	key := strings.Join(pools, ",")
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if s, ok := m.seen[pool]; ok && !fresh && m.now().Sub(s.at) < impactTTL {
+	if s, ok := m.seen[key]; ok && !fresh && m.now().Sub(s.at) < impactTTL {
 		return s.text
 	}
 	lctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	text := impact.Of(lctx, m.reader, rc, []string{pool})[0].String()
-	m.seen[pool] = seenImpact{at: m.now(), text: text}
+	var texts []string
+	for _, p := range impact.Of(lctx, m.reader, rc, pools) {
+		t := p.String()
+		if len(pools) > 1 {
+			t = "pool " + p.Pool + ": " + t
+		}
+		texts = append(texts, t)
+	}
+	text := strings.Join(texts, "; ")
+	m.seen[key] = seenImpact{at: m.now(), text: text}
 	return text
 }
 
@@ -75,16 +85,17 @@ func (m *impacts) count(ctx context.Context, rc *rendercontext.RenderContext, po
 func (m *impacts) annotate(ctx context.Context, ws []rollingWrite) {
 	fresh := map[string]bool{}
 	for _, w := range ws {
-		pool := engine.DisruptionOf(w.d).Pool
-		fresh[pool] = fresh[pool] || w.fresh || w.res.Outcome == engine.Applied || w.res.Outcome == engine.Deleted
+		key := strings.Join(engine.DisruptionOf(w.d).Rolled(), ",")
+		fresh[key] = fresh[key] || w.fresh || w.res.Outcome == engine.Applied || w.res.Outcome == engine.Deleted
 	}
 	counted := map[string]string{}
 	for i := range ws {
-		pool := engine.DisruptionOf(ws[i].d).Pool
-		text, ok := counted[pool]
+		pools := engine.DisruptionOf(ws[i].d).Rolled()
+		key := strings.Join(pools, ",")
+		text, ok := counted[key]
 		if !ok {
-			text = m.count(ctx, ws[i].rc, pool, fresh[pool])
-			counted[pool] = text
+			text = m.count(ctx, ws[i].rc, pools, fresh[key])
+			counted[key] = text
 		}
 		ws[i].res.Impact = text
 	}

@@ -39,12 +39,17 @@ func newPoolWaits() *poolWaits {
 // object, named by key) must wait for its pool, judged on this
 // reconcile's facts rc: why, and when to look again.
 func (p *poolWaits) wait(rc *rendercontext.RenderContext, key string, dis engine.Disruption) (string, time.Duration, bool) {
-	if !dis.Reboot || dis.Pool == "" {
+	if !dis.Reboot || len(dis.Rolled()) == 0 {
 		return "", 0, false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	why := engine.PoolBusy(rc, dis.Pool)
+	var why string
+	for _, pool := range dis.Rolled() {
+		if why = engine.PoolBusy(rc, pool); why != "" {
+			break
+		}
+	}
 	if why == "" {
 		delete(p.since, key)
 		return "", 0, false
@@ -61,5 +66,5 @@ func (p *poolWaits) wait(rc *rendercontext.RenderContext, key string, dis engine
 		delete(p.since, key) // waited long enough: the write goes
 		return "", 0, false
 	}
-	return why + "; this write reboots the pool too, so it waits until the pool is at rest (at most " + PoolBusyBound.String() + ")", min(left, poolBusyRecheck), true
+	return why + "; this write reboots that pool too, so it waits until the pool is at rest (at most " + PoolBusyBound.String() + ")", min(left, poolBusyRecheck), true
 }

@@ -64,3 +64,35 @@ func TestPoolBusyHoldsRebootWritesBounded(t *testing.T) {
 		t.Fatal("no pool read (offline, not OpenShift): unknown never holds")
 	}
 }
+
+// A worker-role write also rolls the custom pools that take worker's
+// MachineConfigs: it waits while one of them is updating, and a write to
+// another pool does not.
+func TestPoolBusyCoversCustomPoolsTheWriteRolls(t *testing.T) {
+	pool := func(name string, roles []any, cond string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"machineConfigSelector": map[string]any{
+			"matchExpressions": []any{map[string]any{"key": "machineconfiguration.openshift.io/role", "operator": "In", "values": roles}}}}}}
+		u.SetName(name)
+		if cond != "" {
+			_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": cond, "status": "True"}}, "status", "conditions")
+		}
+		return u
+	}
+	rc := &rendercontext.RenderContext{}
+	rc.Pools = []*unstructured.Unstructured{pool("worker", []any{"worker"}, ""), pool("virt", []any{"worker", "virt"}, "Updating"), pool("master", []any{"master"}, "")}
+	mc := func(role string) engine.Disruption {
+		u := &unstructured.Unstructured{Object: map[string]any{"kind": "MachineConfig"}}
+		u.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": role})
+		return engine.Disruption{Reboot: true, Pool: role, Pools: rc.PoolsReached(u)}
+	}
+	p := newPoolWaits()
+	if why, _, held := p.wait(rc, "worker-mc", mc("worker")); !held || !strings.Contains(why, "virt is updating") {
+		t.Fatalf("a worker MachineConfig while the custom pool rolls: held=%v %q", held, why)
+	}
+	if _, _, held := p.wait(rc, "master-mc", mc("master")); held {
+		t.Fatal("another pool's rollout holds the master pool's write")
+	}
+	if got := mc("worker").String(); got != "reboots pools virt, worker" {
+		t.Fatalf("String() = %q", got)
+	}
+}

@@ -166,9 +166,14 @@ func RebootPools(diffs []ObjectDiff) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, d := range diffs {
-		if d.Disruption.Reboot && d.Disruption.Pool != "" && !seen[d.Disruption.Pool] {
-			seen[d.Disruption.Pool] = true
-			out = append(out, d.Disruption.Pool)
+		if !d.Disruption.Reboot {
+			continue
+		}
+		for _, p := range d.Disruption.Rolled() {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
 		}
 	}
 	sort.Strings(out)
@@ -190,14 +195,21 @@ func DisruptionSummary(diffs []ObjectDiff, t rendercontext.Topology, impacts map
 		if !d.Disruption.Reboot {
 			continue
 		}
-		if _, seen := byPool[d.Disruption.Pool]; !seen {
-			pools = append(pools, d.Disruption.Pool)
-		}
 		what := d.Object + " " + string(d.Change)
 		if d.Staged != "" {
 			what += " (staged until the disruption window opens)"
 		}
-		byPool[d.Disruption.Pool] = append(byPool[d.Disruption.Pool], what)
+		rolled := d.Disruption.Rolled()
+		if len(rolled) == 0 {
+			rolled = []string{""}
+		}
+		// An object appears under every pool it rolls.
+		for _, p := range rolled {
+			if _, seen := byPool[p]; !seen {
+				pools = append(pools, p)
+			}
+			byPool[p] = append(byPool[p], what)
+		}
 	}
 	var b strings.Builder
 	if len(pools) == 0 {

@@ -148,6 +148,10 @@ type Decision struct {
 	// covers everything it changes), are MCO's actions on each node; nil
 	// when the write drains and reboots, or reaches no node.
 	NodeActions []nodedisruption.Action
+	// Pools are the MachineConfigPools a write of a reboot asset's object
+	// rolls, read from the pools' selectors (a custom pool taking the
+	// worker role's MachineConfigs included); nil when unknown.
+	Pools []string
 }
 
 // InvalidReason is a short, bounded code for an unusable annotation (a

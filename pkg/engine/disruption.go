@@ -23,6 +23,9 @@ type Disruption struct {
 	// Reboot: the Machine Config Operator drains and reboots Pool's nodes.
 	Reboot bool   `json:"reboot"`
 	Pool   string `json:"pool,omitempty"`
+	// Pools are every pool the write rolls, Pool's role pool and the
+	// custom pools that take its MachineConfigs (nil: Pool alone).
+	Pools []string `json:"pools,omitempty"`
 	// Actions: the write reaches Pool's nodes without a drain; MCO takes
 	// these actions on each node instead (the cluster's node disruption
 	// policy: "restart kubevirt-thp-tuning.service", "none").
@@ -32,15 +35,30 @@ type Disruption struct {
 // String is the status column: "none", "reboots pool worker", or "no
 // reboot in pool worker: restart kubevirt-thp-tuning.service".
 func (d Disruption) String() string {
+	pools := "pool " + poolName(d.Pool)
+	if len(d.Pools) > 1 {
+		pools = "pools " + strings.Join(d.Pools, ", ")
+	}
 	switch {
 	case len(d.Actions) > 0:
-		return fmt.Sprintf("no reboot in pool %s: %s", poolName(d.Pool), strings.Join(d.Actions, ", "))
+		return fmt.Sprintf("no reboot in %s: %s", pools, strings.Join(d.Actions, ", "))
 	case !d.Reboot:
 		return "none"
-	case d.Pool == "":
+	case d.Pool == "" && len(d.Pools) == 0:
 		return "reboots a pool"
 	}
-	return "reboots pool " + d.Pool
+	return "reboots " + pools
+}
+
+// Rolled names the pools a write rolls: Pools, else Pool alone.
+func (d Disruption) Rolled() []string {
+	if len(d.Pools) > 0 {
+		return d.Pools
+	}
+	if d.Pool == "" {
+		return nil
+	}
+	return []string{d.Pool}
 }
 
 // ReachesNodes reports whether a change of drift's fields reaches nodes:
@@ -67,9 +85,9 @@ func DisruptionOf(d *Decision) Disruption {
 		obj = d.Live
 	}
 	if len(d.NodeActions) > 0 {
-		return Disruption{Pool: PoolOf(obj), Actions: nodedisruption.Strings(d.NodeActions)}
+		return Disruption{Pool: PoolOf(obj), Pools: d.Pools, Actions: nodedisruption.Strings(d.NodeActions)}
 	}
-	return Disruption{Reboot: true, Pool: PoolOf(obj)}
+	return Disruption{Reboot: true, Pool: PoolOf(obj), Pools: d.Pools}
 }
 
 // nodeActions is what MCO does on the pool's nodes to take a MachineConfig

@@ -80,6 +80,13 @@ func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *renderco
 			// is paused, what a disabled-resources entry matches).
 			d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
 		}
+		if a.Disruption == catalog.DisruptionReboot {
+			obj := d.Rendered
+			if obj == nil {
+				obj = d.Live
+			}
+			d.Pools = rc.PoolsReached(obj)
+		}
 		res := step(&d, rc)
 		if e.isHCOAsset(a) {
 			if res.HCO != nil {

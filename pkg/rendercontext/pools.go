@@ -3,6 +3,7 @@ package rendercontext
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -217,4 +218,33 @@ func selectorAt(u *unstructured.Unstructured, path ...string) (labels.Selector, 
 		return nil, err
 	}
 	return metav1.LabelSelectorAsSelector(&ls)
+}
+
+// PoolsReached names, sorted, the pools whose configuration u changes: for
+// a MachineConfig every pool whose machineConfigSelector matches its
+// labels (a custom pool that takes the worker role's MachineConfigs rolls
+// with the worker pool), for a KubeletConfig every pool whose labels its
+// machineConfigPoolSelector matches. nil when no pool was read or none
+// matches (the caller falls back to the role's pool).
+func (rc *RenderContext) PoolsReached(u *unstructured.Unstructured) []string {
+	if u == nil || len(rc.Pools) == 0 {
+		return nil
+	}
+	var out []string
+	for _, p := range rc.Pools {
+		var match bool
+		switch u.GetKind() {
+		case "MachineConfig":
+			sel, err := selectorAt(p, "spec", "machineConfigSelector")
+			match = err == nil && !sel.Empty() && sel.Matches(labels.Set(u.GetLabels()))
+		case "KubeletConfig":
+			sel, err := selectorAt(u, "spec", "machineConfigPoolSelector")
+			match = err == nil && !sel.Empty() && sel.Matches(labels.Set(p.GetLabels()))
+		}
+		if match {
+			out = append(out, p.GetName())
+		}
+	}
+	sort.Strings(out)
+	return out
 }

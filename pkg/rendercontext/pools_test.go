@@ -118,3 +118,47 @@ func TestHardwareForUnknownSelectorIsAnError(t *testing.T) {
 		t.Fatal("want an error")
 	}
 }
+
+// A write reaches every pool that renders it: a worker-role MachineConfig
+// the worker pool and each custom pool taking worker's MachineConfigs; a
+// KubeletConfig the pools its selector matches by their labels.
+func TestPoolsReached(t *testing.T) {
+	withLabel := func(u *unstructured.Unstructured, k string) *unstructured.Unstructured {
+		u.SetLabels(map[string]string{k: ""})
+		return u
+	}
+	rc := &RenderContext{}
+	rc.Pools = []*unstructured.Unstructured{
+		withLabel(pool("worker", "worker"), "pools.operator.machineconfiguration.openshift.io/worker"),
+		pool("virt", "worker", "virt"),
+		withLabel(pool("master", "master"), "pools.operator.machineconfiguration.openshift.io/master"),
+		{Object: map[string]any{"metadata": map[string]any{"name": "no-selector"}}},
+	}
+	mc := func(role string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"kind": "MachineConfig"}}
+		u.SetLabels(map[string]string{roleLabel: role})
+		return u
+	}
+	kc := func(pool string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"kind": "KubeletConfig", "spec": map[string]any{
+			"machineConfigPoolSelector": map[string]any{"matchLabels": map[string]any{"pools.operator.machineconfiguration.openshift.io/" + pool: ""}}}}}
+	}
+	for _, c := range []struct {
+		obj  *unstructured.Unstructured
+		want []string
+	}{
+		{mc("worker"), []string{"virt", "worker"}},
+		{mc("virt"), []string{"virt"}},
+		{mc("master"), []string{"master"}},
+		{mc("infra"), nil},
+		{kc("worker"), []string{"worker"}},
+		{kc("master"), []string{"master"}},
+	} {
+		if got := rc.PoolsReached(c.obj); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s %v: pools %v, want %v", c.obj.GetKind(), c.obj.GetLabels(), got, c.want)
+		}
+	}
+	if got := (&RenderContext{}).PoolsReached(mc("worker")); got != nil {
+		t.Errorf("no pools read: %v, want nil (the role's pool)", got)
+	}
+}

@@ -39,7 +39,7 @@ func (r *Reporter) rollout(hco, subject *unstructured.Unstructured, d engine.Dis
 	if subject == nil || (!d.Reboot && len(d.Actions) == 0) {
 		return
 	}
-	pool := d.Pool
+	pool := strings.Join(d.Rolled(), ", ")
 	if pool == "" {
 		pool = "(unnamed)"
 	}
