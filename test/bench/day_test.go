@@ -145,7 +145,6 @@ func (b *bench) scriptedDay() {
 				}
 			}
 			staged := map[string]*unstructured.Unstructured{}
-			stagedMark := m.log.mark()
 			for _, s := range day {
 				round++
 				mark := m.log.mark()
@@ -165,7 +164,7 @@ func (b *bench) scriptedDay() {
 			}
 			if len(staged) > 0 {
 				// The window opens: every staged write goes at once.
-				stagedMark = m.log.mark()
+				stagedMark := m.log.mark()
 				shift.Store(int64(time.Until(opens) + time.Second))
 				m.reconciledAt(b.t, b.poke())
 				for name, before := range staged {
