@@ -50,4 +50,9 @@ const (
 	// be sent (pkg/schedule: "Sat,Sun 02:00-06:00 Europe/Berlin"); outside
 	// it they are staged. Absent: any time.
 	DisruptionWindow = "platform.kubevirt.io/disruption-window"
+	// YieldTo on the HCO names the field managers whose fields are a
+	// person's (GitOps and policy controllers): a field one of them owns
+	// is never forced, never drift, reported as deferred. Absent: the
+	// default list (DefaultYieldTo).
+	YieldTo = "platform.kubevirt.io/yield-to"
 )

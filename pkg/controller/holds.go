@@ -12,8 +12,8 @@ import (
 // its facts rc (wait).
 func (r *Reconciler) holds(rc *rendercontext.RenderContext) apply.Hold {
 	return func(d *engine.Decision, res engine.Result) (engine.Result, bool) {
-		if d.Live != nil && !engine.ReachesNodes(res.Drift) {
-			return engine.Result{}, false // labels and annotations reboot nothing
+		if d.Live != nil && !engine.ReachesNodes(res.Drift) && !d.MovesPools {
+			return engine.Result{}, false // labels and annotations reboot nothing, unless they move the object between pools
 		}
 		o, why, retry, held := r.wait(rc, d.Asset.Name, engine.DisruptionOf(d))
 		if !held {

@@ -45,7 +45,14 @@ func (p *poolWaits) wait(rc *rendercontext.RenderContext, key string, dis engine
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var why string
+	if rc.PoolsErr != nil {
+		// Unknown is not "at rest".
+		why = "the MachineConfigPools could not be read (" + rc.PoolsErr.Error() + ")"
+	}
 	for _, pool := range dis.Rolled() {
+		if why != "" {
+			break
+		}
 		if why = engine.PoolBusy(rc, pool); why != "" {
 			break
 		}

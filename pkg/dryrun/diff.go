@@ -47,6 +47,9 @@ type ObjectDiff struct {
 	// Staged says why the change is not sent now: it reboots a pool and
 	// the HCO's disruption window is closed (engine.Staging).
 	Staged string `json:"staged,omitempty"`
+	// Deferred are fields left to their declared owners, which the diff
+	// does not change (platform.kubevirt.io/yield-to).
+	Deferred []engine.Deferral `json:"deferred,omitempty"`
 }
 
 // Diff computes, with server-side dry-runs under the autopilot's field
@@ -104,7 +107,7 @@ func diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 }
 
 func applyDiff(ctx context.Context, c client.Client, d *engine.Decision) (ObjectDiff, error) {
-	od := ObjectDiff{Asset: d.Asset.Name, Object: engine.ObjectKey(d.Desired)}
+	od := ObjectDiff{Asset: d.Asset.Name, Object: engine.ObjectKey(d.Desired), Deferred: d.Deferred}
 	obj := d.Desired.DeepCopy()
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
 		client.FieldOwner(annotations.FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {

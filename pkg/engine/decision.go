@@ -12,6 +12,7 @@
 package engine
 
 import (
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -148,11 +149,28 @@ type Decision struct {
 	// covers everything it changes), are MCO's actions on each node; nil
 	// when the write drains and reboots, or reaches no node.
 	NodeActions []nodedisruption.Action
+	// Deferred are the fields left to a declared owner (HCO annotation
+	// platform.kubevirt.io/yield-to). They are never forced nor counted as
+	// drift.
+	Deferred []Deferral
 	// Pools are the MachineConfigPools a write of a reboot asset's object
 	// rolls, read from the pools' selectors (a custom pool taking the
-	// worker role's MachineConfigs included); nil when unknown.
+	// worker role's MachineConfigs included), before and after the write;
+	// nil when unknown.
 	Pools []string
+	// MovesPools: the write changes which pools the object reaches (a
+	// label or selector change), so it reaches nodes even when only
+	// metadata changes.
+	MovesPools bool
 }
+
+// Deferral is one field left to its declared owners.
+type Deferral struct {
+	Field    string   `json:"field"`
+	Managers []string `json:"managers"`
+}
+
+func (d Deferral) String() string { return d.Field + " (" + strings.Join(d.Managers, ", ") + ")" }
 
 // InvalidReason is a short, bounded code for an unusable annotation (a
 // metric label value).

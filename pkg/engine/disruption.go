@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -139,4 +140,29 @@ func PoolOf(u *unstructured.Unstructured) string {
 		}
 	}
 	return ""
+}
+
+// poolsOf sets the pools a write of d's object rolls: those the object
+// reaches as it would be applied (a patch may change its labels or
+// selector) and those it reaches now, which a move also rolls. A write that
+// moves the object between pools reaches nodes through its labels alone,
+// and is never lighter than a reboot.
+func poolsOf(d *Decision, rc *rendercontext.RenderContext) {
+	next := d.Desired
+	if next == nil {
+		next = d.Rendered
+	}
+	now := rc.PoolsReached(d.Live)
+	then := rc.PoolsReached(next)
+	d.Pools = union(now, then)
+	if d.Live != nil && next != nil && !slices.Equal(now, then) {
+		d.MovesPools = true
+		d.NodeActions = nil
+	}
+}
+
+func union(a, b []string) []string {
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

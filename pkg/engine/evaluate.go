@@ -153,6 +153,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			}
 		}
 	}
+	if d.Live != nil {
+		d.Deferred = yieldTo(desired, d.Live, rc, d.Structure)
+	}
 	// Judged on what would be applied: a patch may change the scope.
 	clash, err := Clash(a, desired, rc)
 	switch {

@@ -87,8 +87,13 @@ func (e *Evaluator) Notices(cat *catalog.Catalog, ev Evaluation) []Notice {
 			continue
 		}
 		if err := check(hcoAnn[k]); err != nil {
-			if k == annotations.DisruptionWindow {
+			switch k {
+			case annotations.DisruptionWindow:
 				out = append(out, Notice{k, Malformed, "InvalidDisruptionWindow", err.Error() + "; every write that reboots a pool is staged until it is fixed"})
+				continue
+			case annotations.YieldTo:
+				// The message says what still applies (ParseYieldTo).
+				out = append(out, Notice{k, Malformed, "InvalidYieldTo", err.Error()})
 				continue
 			}
 			out = append(out, Notice{k, Malformed, "InvalidSwitch", err.Error() + "; the assets that read it are left as they are"})
@@ -110,6 +115,7 @@ func knownHCOAnnotations(cat *catalog.Catalog) map[string]func(string) error {
 		annotations.Asset: nil, annotations.Shared: nil, annotations.Adopted: nil,
 		annotations.Patch: nil, annotations.IgnoreFields: nil, annotations.Mode: nil,
 		annotations.DisruptionWindow: func(v string) error { _, err := annotations.ParseDisruptionWindow(v, true); return err },
+		annotations.YieldTo:          func(v string) error { _, err := annotations.ParseYieldTo(v, true); return err },
 	}
 	boolean := func(key string) func(string) error {
 		return func(v string) error { _, err := annotations.ParseBool(key, v); return err }

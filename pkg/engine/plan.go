@@ -81,11 +81,7 @@ func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *renderco
 			d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
 		}
 		if a.Disruption == catalog.DisruptionReboot {
-			obj := d.Rendered
-			if obj == nil {
-				obj = d.Live
-			}
-			d.Pools = rc.PoolsReached(obj)
+			poolsOf(&d, rc)
 		}
 		res := step(&d, rc)
 		if e.isHCOAsset(a) {

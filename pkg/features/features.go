@@ -59,6 +59,9 @@ type AssetStatus struct {
 	Outcome    string `json:"outcome"`
 	Disruption string `json:"disruption"`
 	Reason     string `json:"reason,omitempty"`
+	// Deferred are fields left to their declared owners
+	// (platform.kubevirt.io/yield-to).
+	Deferred []engine.Deferral `json:"deferred,omitempty"`
 }
 
 // Last is what the controller last did with an asset and why; nil (the
@@ -136,7 +139,7 @@ func withReports(f *catalog.Feature, rc *rendercontext.RenderContext, reason str
 
 func assetStatus(m member) AssetStatus {
 	d := m.d
-	as := AssetStatus{Name: d.Asset.Name, Outcome: m.outcome, Reason: m.reason, Disruption: string(d.Asset.Disruption)}
+	as := AssetStatus{Name: d.Asset.Name, Outcome: m.outcome, Reason: m.reason, Disruption: string(d.Asset.Disruption), Deferred: d.Deferred}
 	if t := d.Target(); t != nil {
 		as.Object = t.GetKind() + " " + key(t.GetNamespace(), t.GetName())
 		as.Disruption = engine.DisruptionOf(d).String()

@@ -35,6 +35,12 @@ var (
 		Help: "Drift suspected from the watch cache, by whether a server-side dry-run confirmed it.",
 	}, []string{"kind", "namespace", "name", "confirmed"})
 
+	// Deferred is 1 while fields of a managed object are left to a
+	// declared owner.
+	Deferred = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: ns, Name: "deferred_fields",
+		Help: "Fields of a managed object left to a field manager the HCO declares authoritative (platform.kubevirt.io/yield-to), by manager: never forced, not drift.",
+	}, []string{"kind", "namespace", "name", "manager"})
 	// Customization is 1 for each user customization in use: the "tainted" signal.
 	Customization = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: ns, Name: "customization_info",
@@ -74,6 +80,6 @@ var (
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(AssetOutcome, InvalidAnnotation, CorrectiveWrites, DriftDetected, Customization, Throttled,
+	crmetrics.Registry.MustRegister(Deferred, AssetOutcome, InvalidAnnotation, CorrectiveWrites, DriftDetected, Customization, Throttled,
 		MissingDependency, Tombstone, Idle, ReconcileDuration)
 }

@@ -111,7 +111,10 @@ func ClusterPolicy(obj map[string]any) (p Policy, ok bool, err error) {
 		return Policy{}, false, nil
 	}
 	meta, _ := obj["metadata"].(map[string]any)
-	if gen, observed := meta["generation"], status["observedGeneration"]; fmt.Sprint(gen) != fmt.Sprint(observed) {
+	gen, observed := meta["generation"], status["observedGeneration"]
+	if gen == nil || observed == nil || fmt.Sprint(gen) != fmt.Sprint(observed) {
+		// MCO has not published a policy for this spec (both are set
+		// once it has).
 		return Policy{}, false, nil
 	}
 	if p.Files, err = pathPolicies(cp["files"]); err != nil {

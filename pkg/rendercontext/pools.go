@@ -245,6 +245,14 @@ func (rc *RenderContext) PoolsReached(u *unstructured.Unstructured) []string {
 			out = append(out, p.GetName())
 		}
 	}
+	if u.GetKind() == "KubeletConfig" {
+		// MCO renders a KubeletConfig into a MachineConfig of each selected
+		// pool's role, which every pool taking that role's MachineConfigs
+		// (a custom pool taking worker's) renders too.
+		for _, role := range slices.Clone(out) {
+			out = append(out, rc.poolsRendering(role)...)
+		}
+	}
 	sort.Strings(out)
-	return out
+	return slices.Compact(out)
 }

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -55,6 +57,9 @@ func (r *Reporter) metricsFor(d *engine.Decision, res engine.Result, target *uns
 		fresh = append(fresh, series{metrics.InvalidAnnotation, []string{target.GetKind(), target.GetNamespace(), target.GetName(), annotations.IgnoreFields, string(engine.UnresolvedPointer)}})
 	}
 	if target != nil {
+		for _, m := range deferredManagers(d.Deferred) {
+			fresh = append(fresh, series{metrics.Deferred, []string{target.GetKind(), target.GetNamespace(), target.GetName(), m}})
+		}
 		for _, c := range d.Customizations {
 			fresh = append(fresh, series{metrics.Customization, []string{name, target.GetKind(), target.GetNamespace(), target.GetName(), c}})
 		}
@@ -75,3 +80,13 @@ type series struct {
 
 // hcoInputSeries keys the HCO-input metric series (no asset has this name).
 const hcoInputSeries = "\x00hco-inputs"
+
+// deferredManagers are the managers deferred to, once each, sorted.
+func deferredManagers(deferred []engine.Deferral) []string {
+	var out []string
+	for _, d := range deferred {
+		out = append(out, d.Managers...)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}

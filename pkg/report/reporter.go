@@ -35,6 +35,9 @@ type AssetStatus struct {
 	// Impact says what the pool's rollout does to its VMs, for a write
 	// that reboots a pool, sent or waiting.
 	Impact string `json:"impact,omitempty"`
+	// Deferred are the fields left to a declared owner (platform.kubevirt.io/
+	// yield-to).
+	Deferred []engine.Deferral `json:"deferred,omitempty"`
 	// ObservedResourceVersion is the live object's resourceVersion this
 	// outcome was decided on ("" when absent).
 	ObservedResourceVersion string                     `json:"observedResourceVersion,omitempty"`
@@ -163,7 +166,7 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 		objKey = engine.ObjectKey(target)
 	}
 	st := AssetStatus{Asset: name, Outcome: res.Outcome, Reason: res.Reason, Object: objKey, Impact: res.Impact,
-		Drift: res.Drift, Opponents: res.Opponents, Changed: time.Now(), Desired: d.Desired}
+		Drift: res.Drift, Opponents: res.Opponents, Deferred: d.Deferred, Changed: time.Now(), Desired: d.Desired}
 	if d.Live != nil {
 		st.ObservedResourceVersion = d.Live.GetResourceVersion()
 	}
@@ -184,6 +187,11 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 	}
 
 	subject := target
+	if len(d.Deferred) > 0 && target != nil {
+		// Once per object and set of fields: the message names them all.
+		r.eventOnce(hco, subject, corev1.EventTypeNormal, "Deferred", fmt.Sprintf(
+			"asset %s: fields left to their declared owners (%s), never forced: %s", name, annotations.YieldTo, deferredText(d.Deferred)))
+	}
 	switch res.Outcome {
 	case engine.Applied:
 		reason := "Created"
@@ -191,7 +199,7 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 			reason = "DriftCorrected"
 		}
 		r.event(hco, subject, corev1.EventTypeNormal, reason, res.Reason)
-		if d.Live == nil || engine.ReachesNodes(res.Drift) {
+		if d.Live == nil || engine.ReachesNodes(res.Drift) || d.MovesPools {
 			// Labels and annotations do not reach a node; spec does.
 			r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason, res.Impact)
 		}
@@ -231,4 +239,12 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 	} else {
 		r.forgetEvent(subject, unresolvedReason)
 	}
+}
+
+func deferredText(ds []engine.Deferral) string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.String()
+	}
+	return strings.Join(out, ", ")
 }

@@ -596,6 +596,67 @@ func operabilitySpecs(ctx context.Context) {
 		Eventually(func() any { return entry("storage", "files", shutdownScript)["contents"] }).Should(Equal(rendered))
 	})
 
+	It("yields a field to its declared owner: never forced, reported once, handed back when the declaration goes", func() {
+		requireVendorCRDs()
+		writes := func() float64 { return testutil.ToFloat64(metrics.CorrectiveWrites.WithLabelValues("MachineConfig", "", psiMC)) }
+		setYield := func(v string) {
+			reconciledAt(update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+				setAnnotation(u, annotations.YieldTo, v)
+			}))
+		}
+		edit := func(manager string) {
+			update(mcGVK, "", psiMC, manager, func(u *unstructured.Unstructured) {
+				Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+			})
+		}
+		untilSettled()
+		// Not declared: a pipeline's edit is drift, corrected.
+		before := writes()
+		edit("my-pipeline")
+		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
+		Expect(writes()).To(BeNumerically(">", before))
+
+		// Declared: its value stays, nothing is written, and it is said
+		// once (Event, metric, status, features view).
+		setYield("default, my-pipeline")
+		DeferCleanup(func() {
+			setYield("none")
+			Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
+			setYield("")
+		})
+		edit("my-pipeline")
+		Eventually(func() []engine.Deferral { return status("psi-enable").Deferred }).Should(ConsistOf(
+			engine.Deferral{Field: "/spec/kernelArguments", Managers: []string{"my-pipeline"}}))
+		before = writes()
+		reconciledAt(poke())
+		reconciledAt(poke())
+		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}), "the owner's value is never forced")
+		Expect(writes()).To(Equal(before), "no write to a deferred field")
+		Expect(outcomeOf("psi-enable")()).To(Equal(engine.Unchanged), "a deferred field is not drift")
+		Eventually(func() []eventsv1.Event { return events("Deferred", psiMC, "/spec/kernelArguments (my-pipeline)") }).Should(HaveLen(1))
+		Expect(testutil.ToFloat64(metrics.Deferred.WithLabelValues("MachineConfig", "", psiMC, "my-pipeline"))).To(Equal(1.0))
+		psi, _ := feature("psi")
+		Expect(psi.Assets).To(ContainElement(HaveField("Deferred", Not(BeEmpty()))))
+
+		// Handed back: the declaration no longer names it.
+		setYield("none")
+		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
+		Expect(writes()).To(BeNumerically(">", before))
+		Eventually(func() float64 {
+			return float64(seriesWith(metrics.Deferred, "name", psiMC))
+		}).Should(BeZero(), "the metric goes with the deferral")
+
+		// Not understood: reported, and the defaults still apply, so a
+		// typo never hands a GitOps controller's field back.
+		setYield("argo cd")
+		Eventually(func() []eventsv1.Event { return events("InvalidYieldTo", "argo cd") }).Should(HaveLen(1))
+		edit("argocd-controller")
+		Eventually(func() []engine.Deferral { return status("psi-enable").Deferred }).Should(ConsistOf(
+			engine.Deferral{Field: "/spec/kernelArguments", Managers: []string{"argocd-controller"}}))
+		reconciledAt(poke())
+		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}))
+	})
+
 	It("masks one element of a keyed list by its key (ignore-fields), keeps the rest managed, and hands it back when unmasked", func() {
 		requireVendorCRDs()
 		nhcGVK := rendercontext.NodeHealthCheckGVK

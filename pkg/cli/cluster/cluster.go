@@ -113,6 +113,9 @@ func (l live) Diff(ctx context.Context, rc *rendercontext.RenderContext, ds []en
 		if d.Staged != "" {
 			fmt.Fprintf(&b, " [%s]", d.Staged)
 		}
+		for _, f := range d.Deferred {
+			fmt.Fprintf(&b, " [deferred to its owner: %s]", f)
+		}
 		fmt.Fprintln(&b)
 		if d.Change != dryrun.Unchanged {
 			changes++
