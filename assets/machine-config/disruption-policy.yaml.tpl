@@ -26,20 +26,40 @@
   Shared: merged into MCO's singleton by server-side apply, which keeps
   every other entry (files is a map keyed by path); never deleted.
 */ -}}
+{{- /* Each entry, with the MachineConfigs that ship its file and unit. */ -}}
 {{- $entries := list
-  (dict "path" "/usr/local/bin/kubevirt-ksm-zero-only" "actions" (list (dict "type" "Restart" "restart" (dict "serviceName" "kubevirt-ksm-zero-only.service"))))
-  (dict "path" "/usr/local/bin/kubevirt-vm-shutdown" "actions" (list (dict "type" "Restart" "restart" (dict "serviceName" "kubevirt-vm-shutdown.service"))))
+  (dict "path" "/usr/local/bin/kubevirt-ksm-zero-only" "unit" "kubevirt-ksm-zero-only.service" "mcs" (list "90-worker-kubevirt-ksm" "90-master-kubevirt-ksm"))
+  (dict "path" "/usr/local/bin/kubevirt-vm-shutdown" "unit" "kubevirt-vm-shutdown.service" "mcs" (list "95-worker-kubevirt-vm-shutdown"))
 -}}
-{{- /* An entry someone else wrote for one of these paths is theirs: kept,
-  not overwritten (server-side apply would force it). An entry equal to
-  this one is written again (shared ownership). A later release that
-  changes an action must count its earlier action as its own here. */ -}}
-{{- $theirs := dict -}}
-{{- with .Live }}{{ range (dig "spec" "nodeDisruptionPolicy" "files" list .) }}{{ $_ := set $theirs (toString .path) (toJson .actions) }}{{ end }}{{ end -}}
+{{- /* Someone else's entry is theirs: one for the same path with other
+  actions, or one for a directory above it (MCO takes the longest match,
+  so an exact entry here would override the admin's directory rule).
+  Kept, not overwritten or shadowed. An entry equal to this one is written
+  again (shared ownership). A later release that changes an action must
+  count its earlier action as its own here. */ -}}
+{{- $live := list -}}
+{{- with .Live }}{{ $live = dig "spec" "nodeDisruptionPolicy" "files" list . }}{{ end -}}
 {{- $files := list -}}
 {{- range $entries -}}
-{{- $live := get $theirs .path -}}
-{{- if or (eq $live "") (eq $live (toJson .actions)) }}{{ $files = append $files . }}{{ end -}}
+{{- $e := . -}}
+{{- $actions := list (dict "type" "Restart" "restart" (dict "serviceName" $e.unit)) -}}
+{{- $keep := true -}}
+{{- range $live -}}
+{{- $p := toString .path -}}
+{{- if and (eq $p $e.path) (ne (toJson .actions) (toJson $actions)) }}{{ $keep = false }}{{ end -}}
+{{- if and (ne $p $e.path) (hasPrefix (printf "%s/" (trimSuffix "/" $p)) $e.path) }}{{ $keep = false }}{{ end -}}
+{{- end -}}
+{{- /* A restart starts a unit an admin disabled and fails on one they
+  masked (MCO then degrades the node): while a MachineConfig of ours ships
+  the unit disabled or masked (a patch), changes of the file reboot. */ -}}
+{{- range $e.mcs -}}
+{{- with lookup "machineconfiguration.openshift.io/v1" "MachineConfig" "" . -}}
+{{- range (dig "spec" "config" "systemd" "units" list .) -}}
+{{- if and (eq (toString .name) $e.unit) (or (not (eq (toString (get . "enabled")) "true")) (eq (toString (get . "mask")) "true")) }}{{ $keep = false }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $keep }}{{ $files = append $files (dict "path" $e.path "actions" $actions) }}{{ end -}}
 {{- end -}}
 apiVersion: operator.openshift.io/v1
 kind: MachineConfiguration

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +164,73 @@ func TestNodeDisruptionPolicyYieldsToOthersEntries(t *testing.T) {
 	d = evaluate(t, nil, "node-disruption-policy", liveMap{"MachineConfiguration//cluster": live})
 	if got, _, _ := unstructured.NestedSlice(d.Desired.Object, "spec", "nodeDisruptionPolicy", "files"); len(got) != len(files) {
 		t.Fatalf("its own entries are not written again: %v", got)
+	}
+}
+
+// An admin's entry for a directory above a script is theirs too (MCO
+// takes the longest match, so an exact entry would shadow it); and while
+// a MachineConfig of the autopilot's ships the unit disabled or masked (a
+// patch), no restart entry is declared for its script: a restart would
+// start the unit again, or fail and degrade the node.
+func TestNodeDisruptionPolicyStandsBack(t *testing.T) {
+	files := declaredFiles(t)
+	render := func(live *unstructured.Unstructured, objs map[rendercontext.ObjectKey]*unstructured.Unstructured) []string {
+		ev, cat, rc := setup(t, nil)
+		// Every declared read was made; those not given are absent.
+		rc.Objects = map[rendercontext.ObjectKey]*unstructured.Unstructured{}
+		for _, k := range rendercontext.Reads(cat) {
+			rc.Objects[k] = objs[k]
+		}
+		a, _ := cat.Get("node-disruption-policy")
+		d := ev.Evaluate(context.Background(), a, rc, liveMap{"MachineConfiguration//cluster": live})
+		if d.Desired == nil {
+			t.Fatalf("%s %s", d.Verdict, d.Reason)
+		}
+		got, _, _ := unstructured.NestedSlice(d.Desired.Object, "spec", "nodeDisruptionPolicy", "files")
+		var paths []string
+		for _, f := range got {
+			paths = append(paths, f.(map[string]any)["path"].(string))
+		}
+		return paths
+	}
+	live := machineConfiguration(nil, true)
+	_ = unstructured.SetNestedSlice(live.Object, []any{
+		map[string]any{"path": "/usr/local/bin", "actions": []any{map[string]any{"type": "Drain"}}},
+	}, "spec", "nodeDisruptionPolicy", "files")
+	if got := render(live, nil); len(got) != 0 {
+		t.Fatalf("declared %v under the admin's /usr/local/bin entry", got)
+	}
+	_ = unstructured.SetNestedSlice(live.Object, []any{
+		map[string]any{"path": "/usr/local/binaries", "actions": []any{map[string]any{"type": "Drain"}}},
+	}, "spec", "nodeDisruptionPolicy", "files")
+	if got := render(live, nil); len(got) != len(files) {
+		t.Fatalf("a sibling path is not a directory above the scripts: declared %v", got)
+	}
+
+	// The VM-shutdown MachineConfig as applied, then with its unit patched.
+	d := withPolicy(t, map[string]string{annotations.SwitchPrefix + "enable-vm-drain-shutdown-inhibitor": "true"}, "vm-drain-shutdown-inhibitor-worker", nil, nil)
+	mcKey := rendercontext.ObjectKey{GVK: d.Desired.GroupVersionKind(), Name: d.Desired.GetName()}
+	for _, tc := range []struct {
+		field string
+		value any
+		keep  bool
+	}{
+		{"enabled", true, true},
+		{"enabled", false, false},
+		{"mask", true, false},
+	} {
+		mc := d.Desired.DeepCopy()
+		units, _, _ := unstructured.NestedSlice(mc.Object, "spec", "config", "systemd", "units")
+		for _, u := range units {
+			if m := u.(map[string]any); m["name"] == "kubevirt-vm-shutdown.service" {
+				m[tc.field] = tc.value
+			}
+		}
+		_ = unstructured.SetNestedSlice(mc.Object, units, "spec", "config", "systemd", "units")
+		got := render(nil, map[rendercontext.ObjectKey]*unstructured.Unstructured{mcKey: mc})
+		has := slices.Contains(got, "/usr/local/bin/kubevirt-vm-shutdown")
+		if has != tc.keep || !slices.Contains(got, "/usr/local/bin/kubevirt-ksm-zero-only") {
+			t.Errorf("unit %s=%v: declared %v", tc.field, tc.value, got)
+		}
 	}
 }

@@ -583,6 +583,9 @@ func operabilitySpecs(ctx context.Context) {
 		Eventually(outcomeOf("vm-drain-shutdown-inhibitor-worker")).Should(Equal(engine.Staged))
 		Expect(entry("systemd", "units", "kubevirt-vm-shutdown.service")["enabled"]).To(BeFalse())
 		Expect(status("vm-drain-shutdown-inhibitor-worker").Reason).To(ContainSubstring("disruption window"))
+		// While the unit is shipped disabled, a restart would start it: the
+		// autopilot withdraws its entry for the script.
+		Eventually(paths).ShouldNot(ContainElement(shutdownScript))
 
 		// A policy MCO has not caught up with is no policy: an edit of the
 		// script alone now waits too.
@@ -592,6 +595,7 @@ func operabilitySpecs(ctx context.Context) {
 		Eventually(policyKnown).Should(BeFalse())
 		setEntry("storage", "files", shutdownScript, "contents", map[string]any{"source": "data:,edited-again"})
 		Eventually(outcomeOf("vm-drain-shutdown-inhibitor-worker")).Should(Equal(engine.Staged))
+		Eventually(paths).Should(ContainElement(shutdownScript), "declared again once the unit is enabled")
 		publish()
 		Eventually(func() any { return entry("storage", "files", shutdownScript)["contents"] }).Should(Equal(rendered))
 	})
