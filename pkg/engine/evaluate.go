@@ -154,7 +154,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		}
 	}
 	if d.Live != nil {
-		d.Deferred = yieldTo(desired, d.Live, rc, d.Structure)
+		d.Deferred = yieldTo(desired, d.Live, rc)
 	}
 	// Judged on what would be applied: a patch may change the scope.
 	clash, err := Clash(a, desired, rc)

@@ -8,19 +8,18 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/jsonpointer"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/managedfields"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/overrides"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
 
 // yieldTo leaves to their owners the fields of desired that a manager the
 // HCO declares authoritative (platform.kubevirt.io/yield-to, or its
-// default list) owns on live: they are masked out of desired as an
-// ignore-fields pointer would be, so the apply neither forces nor counts
-// them, and the autopilot releases any share of them it held. It returns
-// them. A declaration not understood still yields
+// default list) owns on live: they are removed from desired, each at the
+// owner's leaf, so the apply neither forces nor counts them, and the
+// autopilot releases any share of them it held (never adopting the
+// owner's value, which would make it a co-owner). It returns them. A
+// declaration not understood still yields
 // to the defaults and every entry understood (annotations.ParseYieldTo).
-func yieldTo(desired, live *unstructured.Unstructured, rc *rendercontext.RenderContext, st structure.Structure) []Deferral {
+func yieldTo(desired, live *unstructured.Unstructured, rc *rendercontext.RenderContext) []Deferral {
 	v, ok := rc.HCOAnnotation(annotations.YieldTo)
 	y, _ := annotations.ParseYieldTo(v, ok)
 	if y.Empty() {
@@ -30,13 +29,15 @@ func yieldTo(desired, live *unstructured.Unstructured, rc *rendercontext.RenderC
 	if len(held) == 0 {
 		return nil
 	}
-	ptrs := make([]jsonpointer.Pointer, len(held))
 	out := make([]Deferral, len(held))
 	for i, h := range held {
-		ptrs[i] = h.Pointer
+		// Leaves are fields or whole lists, never list items, so no
+		// deletion shifts another's index.
+		if dp, ok := jsonpointer.Resolve(desired.Object, h.Pointer); ok {
+			jsonpointer.Delete(desired.Object, dp)
+		}
 		out[i] = Deferral{Field: h.Pointer.String(), Managers: h.Managers}
 	}
-	overrides.Mask(desired, live, ptrs, annotations.FieldManager, st)
 	return out
 }
 

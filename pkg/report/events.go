@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -102,7 +103,7 @@ func (r *Reporter) forgetEvent(subject *unstructured.Unstructured, reason string
 }
 
 // forgetEvents drops the dedup state of every reason of subject but keep.
-func (r *Reporter) forgetEvents(subject *unstructured.Unstructured, keep string) {
+func (r *Reporter) forgetEvents(subject *unstructured.Unstructured, keep ...string) {
 	if subject == nil {
 		return
 	}
@@ -110,7 +111,7 @@ func (r *Reporter) forgetEvents(subject *unstructured.Unstructured, keep string)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for k := range r.lastEvent {
-		if strings.HasPrefix(k, prefix) && k != prefix+keep {
+		if strings.HasPrefix(k, prefix) && !slices.Contains(keep, strings.TrimPrefix(k, prefix)) {
 			delete(r.lastEvent, k)
 		}
 	}

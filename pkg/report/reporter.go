@@ -187,11 +187,6 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 	}
 
 	subject := target
-	if len(d.Deferred) > 0 && target != nil {
-		// Once per object and set of fields: the message names them all.
-		r.eventOnce(hco, subject, corev1.EventTypeNormal, "Deferred", fmt.Sprintf(
-			"asset %s: fields left to their declared owners (%s), never forced: %s", name, annotations.YieldTo, deferredText(d.Deferred)))
-	}
 	switch res.Outcome {
 	case engine.Applied:
 		reason := "Created"
@@ -230,7 +225,15 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 	default:
 		// Quiet outcomes: forget the dedup state so a recurrence is reported
 		// again (except a warning that still stands).
-		r.forgetEvents(subject, unresolvedReason)
+		r.forgetEvents(subject, unresolvedReason, deferredReason)
+	}
+	if len(d.Deferred) > 0 {
+		// Once per object and set of fields (the message names them all),
+		// whatever the outcome.
+		r.eventOnce(hco, subject, corev1.EventTypeNormal, deferredReason, fmt.Sprintf(
+			"asset %s: fields left to their declared owners (%s), never forced: %s", name, annotations.YieldTo, deferredText(d.Deferred)))
+	} else {
+		r.forgetEvent(subject, deferredReason)
 	}
 	if len(d.Unresolved) > 0 {
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, unresolvedReason,
@@ -240,6 +243,9 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 		r.forgetEvent(subject, unresolvedReason)
 	}
 }
+
+// deferredReason is the Event reason of fields left to their owners.
+const deferredReason = "Deferred"
 
 func deferredText(ds []engine.Deferral) string {
 	out := make([]string, len(ds))
