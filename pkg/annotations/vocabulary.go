@@ -95,10 +95,13 @@ const (
 	ModeManaged ModeValue = "managed"
 	// ModeUnmanagedValue: the object is never written or deleted.
 	ModeUnmanagedValue ModeValue = ModeUnmanaged
+	// ModeReportOnly: the object is evaluated and compared as if applied,
+	// and reported Drifted or compliant; never written or deleted.
+	ModeReportOnly ModeValue = "report-only"
 )
 
 // ModeAccepted is the mode annotation's vocabulary.
-const ModeAccepted = `managed, unmanaged (any case)`
+const ModeAccepted = `managed, unmanaged, report-only (any case)`
 
 // ParseMode reads the mode annotation of an object. A value that is not
 // understood is an error, and whoever reads it must leave the object alone
@@ -113,15 +116,17 @@ func ParseMode(ann map[string]string) (ModeValue, error) {
 		return ModeManaged, nil
 	case "unmanaged":
 		return ModeUnmanagedValue, nil
+	case "report-only":
+		return ModeReportOnly, nil
 	}
 	return "", &Invalid{Annotation: Mode, Value: v, Accepted: ModeAccepted}
 }
 
 // LeftAlone reports whether an object's mode forbids writing or deleting
-// it: unmanaged, or a mode that is not understood.
+// it: unmanaged, report-only, or a mode that is not understood.
 func LeftAlone(ann map[string]string) bool {
 	m, err := ParseMode(ann)
-	return err != nil || m == ModeUnmanagedValue
+	return err != nil || m == ModeUnmanagedValue || m == ModeReportOnly
 }
 
 // SplitList splits a list annotation into its entries: separated by commas
@@ -139,7 +144,7 @@ func SplitList(value string) []string {
 }
 
 // ActivationAccepted is the autopilot annotation's vocabulary.
-const ActivationAccepted = `absent or a true spelling (everything), a false spelling (paused), or asset, group and feature names separated by commas and/or newlines`
+const ActivationAccepted = `absent or a true spelling (everything), a false spelling (paused), report-only (everything evaluated and compared, nothing written or deleted), or asset, group and feature names separated by commas and/or newlines`
 
 // ActivationValue is the parsed platform.kubevirt.io/autopilot annotation.
 // Names are resolved against the catalog by its reader.
@@ -148,6 +153,9 @@ type ActivationValue struct {
 	All bool
 	// Paused: a false spelling.
 	Paused bool
+	// ReportOnly: "report-only": everything is evaluated and compared as
+	// if applied, nothing is written or deleted.
+	ReportOnly bool
 	// Names lists the entries of a partial activation.
 	Names []string
 }
@@ -161,6 +169,9 @@ func ParseActivation(value string, present bool) ActivationValue {
 	}
 	if b, err := ParseBool(Autopilot, value); err == nil {
 		return ActivationValue{All: b, Paused: !b}
+	}
+	if strings.EqualFold(strings.TrimSpace(value), "report-only") {
+		return ActivationValue{ReportOnly: true}
 	}
 	return ActivationValue{Names: SplitList(value)}
 }

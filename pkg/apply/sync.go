@@ -100,7 +100,7 @@ func (s *Syncer) Sync(ctx context.Context, d *engine.Decision, hold Hold) engine
 	if wait := s.Throttle.Wait(key); wait > 0 {
 		return throttled(res, key, wait)
 	}
-	if !certain {
+	if !certain && !s.isVerified(key, "drifted "+stamp) {
 		changes, err := s.dryRun(ctx, d)
 		if err != nil {
 			return engine.Result{Outcome: engine.Failed, Reason: fmt.Sprintf("server-side dry-run: %v", err), Err: err}
@@ -109,6 +109,9 @@ func (s *Syncer) Sync(ctx context.Context, d *engine.Decision, hold Hold) engine
 			s.setVerified(key, stamp)
 			return engine.Result{Outcome: engine.Unchanged, Drift: diff}
 		}
+		// Confirmed: a write that is held (report-only, a window) is not
+		// dry-run again until the object or the desired state changes.
+		s.setVerified(key, "drifted "+stamp)
 	}
 	if held, ok := asked(hold, d, res); ok {
 		return held

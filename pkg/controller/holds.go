@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"strings"
 	"time"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/apply"
@@ -12,6 +13,9 @@ import (
 // its facts rc (wait).
 func (r *Reconciler) holds(rc *rendercontext.RenderContext) apply.Hold {
 	return func(d *engine.Decision, res engine.Result) (engine.Result, bool) {
+		if d.ReportOnly {
+			return reportOnly(d, res), true
+		}
 		if d.Live != nil && !engine.ReachesNodes(res.Drift) && !d.MovesPools {
 			return engine.Result{}, false // labels and annotations reboot nothing, unless they move the object between pools
 		}
@@ -53,4 +57,18 @@ func (r *Reconciler) now() time.Time {
 		return r.opts.Now()
 	}
 	return time.Now()
+}
+
+// reportOnly is the outcome of a write that report-only holds: Drifted,
+// with the fields a write would change (confirmed by a dry-run where the
+// local verdict was uncertain); nothing is sent.
+func reportOnly(d *engine.Decision, res engine.Result) engine.Result {
+	res.Outcome = engine.Drifted
+	switch {
+	case d.Live == nil:
+		res.Reason = "report-only: the object does not exist; a write would create it"
+	default:
+		res.Reason = "report-only: differs from what would be applied in " + strings.Join(res.Drift, ", ") + "; nothing is written"
+	}
+	return res
 }

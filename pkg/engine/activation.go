@@ -17,6 +17,9 @@ import (
 type Activation struct {
 	// Paused: nothing is active ("false", or a list naming nothing known).
 	Paused bool
+	// ReportOnly: everything is evaluated and compared, nothing written
+	// or deleted ("report-only").
+	ReportOnly bool
 	// Only lists the active assets and groups; nil means all.
 	Only map[string]bool
 	// Unknown lists entries that name no asset or group (reported, ignored).
@@ -32,6 +35,9 @@ func ActivationOf(rc *rendercontext.RenderContext, cat *catalog.Catalog) Activat
 	a := Activation{Value: strings.TrimSpace(v)}
 	switch {
 	case parsed.All:
+		return a
+	case parsed.ReportOnly:
+		a.ReportOnly = true
 		return a
 	case parsed.Paused:
 		a.Only, a.Paused = map[string]bool{}, true

@@ -77,6 +77,10 @@ const (
 	// Staged: a write that reboots a pool waits for the HCO's disruption
 	// window to open (Staging); it is sent then, with the others staged.
 	Staged Outcome = "Staged"
+	// Drifted: report-only (the HCO's activation switch, or the object's
+	// mode): the object differs from what would be applied, in Drift;
+	// nothing is written. Its counterpart, compliant, is Unchanged.
+	Drifted Outcome = "Drifted"
 	// Deleted: an inactive opt-in asset's object was removed.
 	Deleted Outcome = "Deleted"
 	// Failed: rendering, a read or a write failed.
@@ -95,7 +99,7 @@ const (
 
 // Outcomes lists every recorded outcome (one metric series each).
 var Outcomes = []Outcome{Applied, Unchanged, Excluded, Unmanaged, Throttled, Invalid, MissingDependency,
-	Inactive, Retained, Paused, Conflict, Failed, Deleted, Settling, Staged}
+	Inactive, Retained, Paused, Conflict, Failed, Deleted, Settling, Staged, Drifted}
 
 // Reported is the outcome of a verdict that writes nothing: recorded as
 // it is, with its reason.
@@ -149,6 +153,9 @@ type Decision struct {
 	// covers everything it changes), are MCO's actions on each node; nil
 	// when the write drains and reboots, or reaches no node.
 	NodeActions []nodedisruption.Action
+	// ReportOnly: evaluated and compared as if applied, never written or
+	// deleted (activation "report-only", or the object's mode).
+	ReportOnly bool
 	// Deferred are the fields left to a declared owner (HCO annotation
 	// platform.kubevirt.io/yield-to). They are never forced nor counted as
 	// drift.

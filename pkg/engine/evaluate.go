@@ -129,6 +129,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			d.Verdict, d.Reason = VerdictUnmanaged, fmt.Sprintf("object is annotated %s=%s", annotations.Mode, annotations.ModeUnmanaged)
 			d.Customizations = []string{"unmanaged"}
 			return d
+		case mode == annotations.ModeReportOnly:
+			d.ReportOnly = true
+			d.Customizations = append(d.Customizations, "report-only")
 		}
 		if v, ok := liveAnn[annotations.Patch]; ok {
 			d.Customizations = append(d.Customizations, "patch")

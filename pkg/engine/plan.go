@@ -70,6 +70,7 @@ func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *renderco
 			d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
 		case ok:
 			d = e.Evaluate(ctx, a, rc, live)
+			d.ReportOnly = d.ReportOnly || act.ReportOnly
 			if unsure != "" && d.Rendered != nil && (d.Verdict == VerdictIncluded || (d.Verdict == VerdictInactive && d.IntentOff)) && Settles(a, d.Rendered.GetKind()) {
 				d.Verdict, d.Annotation, d.InvalidReason, d.Desired = VerdictInvalid, annotations.DisabledResources, Malformed, nil
 				d.Reason = unsure + ": it may have meant this object, which reboots a pool or changes remediation, so it is left as it is until the entry is fixed"

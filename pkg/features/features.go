@@ -21,6 +21,9 @@ type State string
 const (
 	// Degraded: on, but an asset failed, is invalid, throttled or in conflict.
 	Degraded State = "degraded"
+	// Drifted: report-only, and an asset's object differs from what the
+	// autopilot would apply (nothing is written).
+	Drifted State = "drifted"
 	// Waiting: on, but a dependency (a CRD, an operand image) is missing,
 	// or a write waits (facts settling, a busy pool, a closed disruption
 	// window).
@@ -90,7 +93,7 @@ func Of(cat *catalog.Catalog, rc *rendercontext.RenderContext, ds []engine.Decis
 			// that failed or waits: only the write reveals it.
 			if o, why, ok := last(d.Asset.Name); ok {
 				switch o {
-				case engine.Failed, engine.Settling, engine.Staged:
+				case engine.Failed, engine.Settling, engine.Staged, engine.Drifted:
 					m.outcome, m.reason = string(o), why
 				case engine.Throttled, engine.MissingDependency, engine.Conflict:
 					if d.Verdict == engine.VerdictIncluded {
@@ -175,6 +178,9 @@ func state(f *catalog.Feature, rc *rendercontext.RenderContext, ds []member) (St
 	}
 	if m, ok := first(ds, engine.Failed, engine.Invalid, engine.Conflict, engine.Throttled); ok {
 		return Degraded, m.d.Asset.Name + ": " + m.outcome + ": " + m.reason
+	}
+	if m, ok := first(ds, engine.Drifted); ok {
+		return Drifted, m.d.Asset.Name + ": " + m.reason
 	}
 	if n := f.Needs; n != nil {
 		if obj, err := rc.Lookup(n.Object.APIVersion, n.Object.Kind, n.Object.Namespace, n.Object.Name); err == nil && obj == nil {

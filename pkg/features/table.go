@@ -42,7 +42,7 @@ func WriteTable(w io.Writer, ss []Status) error {
 		return err
 	}
 	var parts []string
-	for _, st := range []State{Active, Degraded, Waiting, Off, NotApplicable, Excluded, Paused} {
+	for _, st := range []State{Active, Degraded, Drifted, Waiting, Off, NotApplicable, Excluded, Paused} {
 		if count[st] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", count[st], st))
 		}

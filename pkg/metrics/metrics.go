@@ -35,6 +35,12 @@ var (
 		Help: "Drift suspected from the watch cache, by whether a server-side dry-run confirmed it.",
 	}, []string{"kind", "namespace", "name", "confirmed"})
 
+	// Compliance is 1 (compliant) or 0 (drifted) for each asset evaluated
+	// in report-only.
+	Compliance = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: ns, Name: "compliance",
+		Help: "In report-only (HCO platform.kubevirt.io/autopilot: report-only, or an object's platform.kubevirt.io/mode: report-only): 1 while the asset's object is as the autopilot would apply it, 0 while it has drifted; absent otherwise.",
+	}, []string{"asset", "feature"})
 	// Deferred is 1 while fields of a managed object are left to a
 	// declared owner.
 	Deferred = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -80,6 +86,6 @@ var (
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(Deferred, AssetOutcome, InvalidAnnotation, CorrectiveWrites, DriftDetected, Customization, Throttled,
+	crmetrics.Registry.MustRegister(Compliance, Deferred, AssetOutcome, InvalidAnnotation, CorrectiveWrites, DriftDetected, Customization, Throttled,
 		MissingDependency, Tombstone, Idle, ReconcileDuration)
 }

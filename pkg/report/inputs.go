@@ -55,6 +55,11 @@ var noticeEvents = []string{"InvalidDisabledResources", "InvalidAutopilot", "Inv
 // paused is idle (log, metric, /debug/health) with one Event. (Entries
 // naming nothing are a notice: Notices.)
 func (r *Reporter) Activation(ctx context.Context, hco *unstructured.Unstructured, act engine.Activation) {
+	if act.ReportOnly {
+		r.inputEventOnce(hco, "ReportOnly", fmt.Sprintf("report-only by HCO annotation %s=%q: every asset is evaluated and compared as if applied, and reported Drifted or compliant; nothing is written or deleted until it changes", annotations.Autopilot, act.Value))
+	} else {
+		r.forgetInputEvent(hco, "ReportOnly")
+	}
 	if !act.Paused {
 		r.Idle(ctx, IdleStatus{})
 		r.forgetInputEvent(hco, "Paused")

@@ -67,6 +67,15 @@ func (r *Reporter) metricsFor(d *engine.Decision, res engine.Result, target *uns
 	for _, s := range fresh {
 		s.vec.WithLabelValues(s.labels...).Set(1)
 	}
+	if d.ReportOnly && (res.Outcome == engine.Unchanged || res.Outcome == engine.Drifted) {
+		c := series{metrics.Compliance, []string{name, d.Asset.Feature}}
+		v := 1.0
+		if res.Outcome == engine.Drifted {
+			v = 0
+		}
+		c.vec.WithLabelValues(c.labels...).Set(v)
+		fresh = append(fresh, c)
+	}
 	r.mu.Lock()
 	r.series[name] = fresh
 	r.mu.Unlock()

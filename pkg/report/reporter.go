@@ -216,6 +216,9 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Conflict", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Settling:
 		r.eventOnce(hco, subject, corev1.EventTypeNormal, "Settling", fmt.Sprintf("asset %s: %s", name, res.Reason))
+	case engine.Drifted:
+		// One per change of state: the message names the fields.
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Drifted", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Staged:
 		// One per episode: the message names when the window opens, the
 		// same until then.
@@ -223,6 +226,9 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 	case engine.Failed:
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "SyncFailed", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	default:
+		if d.ReportOnly && res.Outcome == engine.Unchanged && had && prev.Outcome == engine.Drifted {
+			r.event(hco, subject, corev1.EventTypeNormal, "Compliant", fmt.Sprintf("asset %s: report-only: the object is again as the autopilot would apply it", name))
+		}
 		// Quiet outcomes: forget the dedup state so a recurrence is reported
 		// again (except a warning that still stands).
 		r.forgetEvents(subject, unresolvedReason, deferredReason)

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
 	. "github.com/onsi/gomega"
@@ -26,6 +27,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
 )
 
@@ -266,4 +268,9 @@ func appliedAt(name string) time.Time {
 	}
 	Expect(at.IsZero()).To(BeFalse(), "an Apply entry of the autopilot on MachineConfig %s", name)
 	return at
+}
+
+// mcWrites counts the autopilot's corrective writes to MachineConfig name.
+func mcWrites(name string) float64 {
+	return testutil.ToFloat64(metrics.CorrectiveWrites.WithLabelValues("MachineConfig", "", name))
 }

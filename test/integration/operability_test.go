@@ -14,7 +14,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -602,7 +604,7 @@ func operabilitySpecs(ctx context.Context) {
 
 	It("yields a field to its declared owner: never forced, reported once, handed back when the declaration goes", func() {
 		requireVendorCRDs()
-		writes := func() float64 { return testutil.ToFloat64(metrics.CorrectiveWrites.WithLabelValues("MachineConfig", "", psiMC)) }
+		writes := func() float64 { return mcWrites(psiMC) }
 		setYield := func(v string) {
 			reconciledAt(update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
 				setAnnotation(u, annotations.YieldTo, v)
@@ -659,6 +661,82 @@ func operabilitySpecs(ctx context.Context) {
 			engine.Deferral{Field: "/spec/kernelArguments", Managers: []string{"argocd-controller"}}))
 		reconciledAt(poke())
 		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}))
+	})
+
+	It("reports drift without writing in report-only, for the whole autopilot or one object, and says when it is compliant again", func() {
+		requireVendorCRDs()
+		allWrites := func() float64 {
+			ch := make(chan prometheus.Metric, 1000)
+			metrics.CorrectiveWrites.Collect(ch)
+			close(ch)
+			n := 0.0
+			for m := range ch {
+				var pb dto.Metric
+				Expect(m.Write(&pb)).To(Succeed())
+				n += pb.GetCounter().GetValue()
+			}
+			return n
+		}
+		setHCO := func(k, v string) {
+			reconciledAt(update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) { setAnnotation(u, k, v) }))
+		}
+		untilSettled()
+		setHCO(annotations.Autopilot, "report-only")
+		DeferCleanup(func() { setHCO(annotations.Autopilot, "") })
+		Eventually(func() []eventsv1.Event { return events("ReportOnly") }).ShouldNot(BeEmpty())
+
+		// A drifted cluster: a kernel argument and a golden HCO setting.
+		before := allWrites()
+		mark := requests.mark()
+		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+		})
+		field := []string{"spec", "virtualization", "liveMigrationConfig", "parallelMigrationsPerCluster"}
+		golden := nestedInt(hco(), field...)
+		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedField(u.Object, golden+3, field...)).To(Succeed())
+		})
+		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Drifted))
+		Eventually(outcomeOf("hco-golden-config")).Should(Equal(engine.Drifted))
+		Expect(status("psi-enable").Drift).To(ContainElement("/spec/kernelArguments"))
+		reconciledAt(poke())
+		reconciledAt(poke())
+		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}), "nothing written")
+		Expect(nestedInt(hco(), field...)).To(Equal(golden+3), "nothing written, the HCO included")
+		Expect(allWrites()).To(Equal(before), "zero writes in report-only")
+		Expect(writes(requests.since(mark))).To(BeEmpty(), "no write request at all, not even a dry-run")
+		Eventually(func() []eventsv1.Event { return events("Drifted", psiMC, "/spec/kernelArguments") }).Should(HaveLen(1))
+		Expect(testutil.ToFloat64(metrics.Compliance.WithLabelValues("psi-enable", "psi"))).To(Equal(0.0))
+		Expect(testutil.ToFloat64(metrics.Compliance.WithLabelValues("swap-enable", "swap"))).To(Equal(1.0))
+		Eventually(func() features.State { return featureState("psi") }).Should(Equal(features.Drifted))
+
+		// Someone puts it back: compliant again, said once.
+		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=1"}, "spec", "kernelArguments")).To(Succeed())
+		})
+		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Unchanged))
+		Eventually(func() []eventsv1.Event { return events("Compliant", psiMC) }).Should(HaveLen(1))
+		Expect(testutil.ToFloat64(metrics.Compliance.WithLabelValues("psi-enable", "psi"))).To(Equal(1.0))
+
+		// Managed again: the golden setting is applied.
+		setHCO(annotations.Autopilot, "")
+		Eventually(func() int64 { return nestedInt(hco(), field...) }).Should(Equal(golden))
+		Eventually(func() int { return seriesWith(metrics.Compliance, "asset", "psi-enable") }).Should(BeZero(), "no compliance series outside report-only")
+
+		// One object in report-only: its drift is reported, the rest managed.
+		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.Mode, "report-only")
+			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+		})
+		DeferCleanup(func() {
+			update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) { setAnnotation(u, annotations.Mode, "") })
+			Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
+		})
+		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Drifted))
+		before = mcWrites(psiMC)
+		reconciledAt(poke())
+		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}))
+		Expect(mcWrites(psiMC)).To(Equal(before))
 	})
 
 	It("masks one element of a keyed list by its key (ignore-fields), keeps the rest managed, and hands it back when unmasked", func() {
