@@ -53,9 +53,13 @@ type Config struct {
 	MetricsCertDir string
 	LeaderElection bool
 	// LeaderElectionNamespace holds the leader lease; empty: Namespace.
+	// The fleet status ConfigMap lives there too (the autopilot's own
+	// namespace).
 	LeaderElectionNamespace string
-	Resync                  time.Duration
-	UnwatchedPoll           time.Duration
+	// Version is the autopilot's version, in the fleet status.
+	Version       string
+	Resync        time.Duration
+	UnwatchedPoll time.Duration
 	// SettlePeriod: how long a derived fact must hold before a
 	// reboot-causing write it asks for (0: the default, negative: none).
 	SettlePeriod time.Duration
@@ -151,7 +155,9 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 		Structures:    structures,
 		// Operand images: the Deployment's, as OLM sets them; a change
 		// rolls a new pod.
-		Images: rendercontext.ImagesFromEnv(os.Environ()),
+		Images:          rendercontext.ImagesFromEnv(os.Environ()),
+		StatusNamespace: c.leaseNamespace(),
+		Version:         c.Version,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/fleetstatus"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -170,6 +173,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		r.report.Asset(ctx, hco, w.d, w.res)
 	}
 	r.report.Notices(ctx, hco, r.evaluator.Notices(r.opts.Catalog, eval))
+	if r.fleet != nil {
+		// A report, like an Event: written in report-only too, and only
+		// when a feature's state or compliance changed.
+		statuses := features.Of(r.opts.Catalog, eval.Context, eval.Decisions, r.report.Snapshot().Last)
+		if changed, err := r.fleet.Write(ctx, statuses); err != nil {
+			log.FromContext(ctx).Error(err, "cannot write the fleet status; retrying", "action", "retry")
+			retry = minPositive(retry, r.retries.failed("fleet-status"))
+		} else {
+			r.retries.succeeded("fleet-status")
+			if changed {
+				log.FromContext(ctx).Info("fleet status written", "configMap", r.opts.StatusNamespace+"/"+fleetstatus.Name, "action", "write")
+			}
+		}
+	}
 	return r.finish(ctx, hco.GetResourceVersion(), want, retry)
 }
 

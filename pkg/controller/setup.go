@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/fleetstatus"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -65,6 +67,11 @@ type Options struct {
 	// Images are the operand images, by name, as the autopilot's
 	// Deployment gives them (rendercontext.ImagesFromEnv in its process).
 	Images map[string]string
+	// StatusNamespace is the autopilot's own namespace, where it keeps the
+	// fleet status ConfigMap (pkg/fleetstatus); empty: no status is kept.
+	StatusNamespace string
+	// Version is the autopilot's version, in the fleet status.
+	Version string
 }
 
 // Reconciler is the autopilot's single reconciler.
@@ -80,6 +87,7 @@ type Reconciler struct {
 	retries   *retries
 	settle    *settle.Tracker
 	impacts   *impacts
+	fleet     *fleetstatus.Writer
 	// kinds is the kind each asset manages (watched while it is paused or
 	// backing off).
 	kinds map[string]schema.GroupVersionKind
@@ -122,6 +130,9 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	r.evaluator.Hold = r.backingOff
 	r.pools.now = r.now
 	r.impacts = newImpacts(reader.Direct(), r.now)
+	if opts.StatusNamespace != "" {
+		r.fleet = &fleetstatus.Writer{Reader: reader.Direct(), Client: mgr.GetClient(), Namespace: opts.StatusNamespace, Version: opts.Version}
+	}
 	toHCO := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: opts.Namespace, Name: rendercontext.HCOName}}}
 	})

@@ -361,6 +361,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	invariantSpecs(ctx)
 	operabilitySpecs(ctx)
 	featureSpecs(ctx)
+	fleetSpecs(ctx)
 	hcoLifecycleSpecs(ctx)
 	lateHCOSpecs(ctx)
 	pacingSpecs(ctx)

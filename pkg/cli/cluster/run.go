@@ -31,6 +31,7 @@ reconcile that changes nothing. --zap-log-level=debug adds the reasoning.`,
   ` + cli.Name + ` run --leader-elect --metrics-secure          # as deployed in a pod`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Version, _ = cli.Version()
 			if cfg.LeaderElectionNamespace == "" {
 				cfg.LeaderElectionNamespace = os.Getenv("POD_NAMESPACE")
 			}

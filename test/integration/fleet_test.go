@@ -1,0 +1,145 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/fleetstatus"
+)
+
+// statusData is the fleet status ConfigMap's data (nil while absent).
+func statusData() map[string]string {
+	cm := &corev1.ConfigMap{}
+	err := k8s.Get(context.Background(), client.ObjectKey{Namespace: operatorNamespace, Name: fleetstatus.Name}, cm)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return cm.Data
+}
+
+// docObjects are the YAML objects of a Markdown file's yaml blocks.
+func docObjects(path string) []*unstructured.Unstructured {
+	raw, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	var out []*unstructured.Unstructured
+	for _, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(raw, -1) {
+		for _, doc := range bytes.Split(m[1], []byte("\n---\n")) {
+			u := &unstructured.Unstructured{}
+			Expect(yaml.Unmarshal(doc, &u.Object)).To(Succeed())
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// musthave says whether live holds every field of tmpl's data, as a
+// ConfigurationPolicy's musthave compares a ConfigMap's data.
+func musthave(tmpl map[string]any, live map[string]string) bool {
+	data, _, _ := unstructured.NestedStringMap(tmpl, "data")
+	for k, v := range data {
+		if got, ok := live[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+func fleetSpecs(ctx context.Context) {
+	It("keeps the fleet status ConfigMap current, written only when a state changes", func() {
+		requireVendorCRDs()
+		untilSettled()
+		// Every feature, in the state the features view shows.
+		Eventually(func() map[string]string {
+			eval, _, err := rec.Preview(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			data := statusData()
+			mismatch := map[string]string{}
+			for _, st := range features.Of(embedded(), eval.Context, eval.Decisions, rec.Snapshot().Last) {
+				if got := data[st.Name+".state"]; got != string(st.State) {
+					mismatch[st.Name] = got + " != " + string(st.State)
+				}
+			}
+			return mismatch
+		}).Should(BeEmpty())
+		data := statusData()
+		Expect(data).To(HaveKey(fleetstatus.KeyVersion))
+		Expect(data[fleetstatus.KeyHealthy] == "true").To(Equal(data[fleetstatus.KeyAttention] == ""))
+
+		// Steady state: no write.
+		mark := requests.mark()
+		reconciledAt(poke())
+		reconciledAt(poke())
+		Expect(writes(requests.since(mark))).To(BeEmpty())
+
+		// A state change is written: psi excluded by the root list, then back.
+		setExclusion := func(v string) {
+			reconciledAt(update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+				setAnnotation(u, annotations.DisabledResources, v)
+			}))
+		}
+		setExclusion("MachineConfig/" + psiMC)
+		DeferCleanup(func() { setExclusion("") })
+		Eventually(func() string { return statusData()["psi.state"] }).Should(Equal(string(features.Excluded)))
+		Expect(statusData()["psi.compliance"]).To(Equal(fleetstatus.NotApplicable))
+		setExclusion("")
+		Eventually(func() string { return statusData()["psi.state"] }).Should(Equal(string(features.Active)))
+		Expect(statusData()["psi.compliance"]).To(Equal(fleetstatus.Compliant))
+	})
+
+	It("has fleet examples (docs/fleet.md) the vendors' RHACM and Argo CD CRDs accept, reading the live status", func() {
+		requireVendorCRDs()
+		for _, dir := range []string{"acm", "argocd"} {
+			files, err := filepath.Glob(filepath.Join(vendorDir(), dir, "*.yaml"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(files).NotTo(BeEmpty())
+			for _, f := range files {
+				installCRD(ctx, readCRD(f))
+			}
+		}
+		objs := docObjects(filepath.Join(repoRoot(), "docs", "fleet.md"))
+		kinds := map[string]int{}
+		var templates []map[string]any
+		for _, u := range objs {
+			kinds[u.GetKind()]++
+			if ns := u.GetNamespace(); ns != "" {
+				Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
+			}
+			Expect(k8s.Create(ctx, u.DeepCopy(), client.DryRunAll)).To(Succeed(), "%s %s", u.GetKind(), u.GetName())
+			pts, _, _ := unstructured.NestedSlice(u.Object, "spec", "policy-templates")
+			for _, pt := range pts {
+				def := &unstructured.Unstructured{Object: pt.(map[string]any)["objectDefinition"].(map[string]any)}
+				def.SetNamespace(u.GetNamespace())
+				Expect(k8s.Create(ctx, def, client.DryRunAll)).To(Succeed(), "the policy's %s", def.GetKind())
+				ots, _, _ := unstructured.NestedSlice(def.Object, "spec", "object-templates")
+				for _, ot := range ots {
+					od := ot.(map[string]any)["objectDefinition"].(map[string]any)
+					templates = append(templates, od)
+				}
+			}
+		}
+		Expect(kinds).To(And(HaveKey("Policy"), HaveKey("Placement"), HaveKey("PlacementBinding"), HaveKey("Application"), HaveKey("ApplicationSet")))
+		// The policy reads the ConfigMap the autopilot keeps, and its
+		// verdict follows the status: compliant exactly when healthy.
+		Expect(templates).To(HaveLen(1))
+		tmpl := &unstructured.Unstructured{Object: templates[0]}
+		Expect(tmpl.GetName()).To(Equal(fleetstatus.Name))
+		Expect(tmpl.GetNamespace()).To(Equal(operatorNamespace))
+		Eventually(statusData).ShouldNot(BeNil())
+		Expect(musthave(templates[0], statusData())).To(Equal(statusData()[fleetstatus.KeyHealthy] == "true"))
+	})
+}
