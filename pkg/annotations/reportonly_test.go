@@ -18,7 +18,7 @@ func TestReportOnlySpellings(t *testing.T) {
 			t.Errorf("mode %q is not left alone by deletions", v)
 		}
 	}
-	if a := ParseActivation("report-only,kubelet-worker", true); a.ReportOnly {
-		t.Error("report-only inside a list is a name, not the mode")
+	if a := ParseActivation("kubelet-worker, Report-Only", true); !a.ReportOnly || a.Names != nil {
+		t.Error("report-only inside a list must never let the others be written")
 	}
 }

@@ -170,8 +170,13 @@ func ParseActivation(value string, present bool) ActivationValue {
 	if b, err := ParseBool(Autopilot, value); err == nil {
 		return ActivationValue{All: b, Paused: !b}
 	}
-	if strings.EqualFold(strings.TrimSpace(value), "report-only") {
-		return ActivationValue{ReportOnly: true}
+	names := SplitList(value)
+	for _, n := range names {
+		// report-only anywhere in a list means report-only for all of it:
+		// "report-only, kubelet-worker" must never write kubelet-worker.
+		if strings.EqualFold(n, "report-only") {
+			return ActivationValue{ReportOnly: true}
+		}
 	}
-	return ActivationValue{Names: SplitList(value)}
+	return ActivationValue{Names: names}
 }

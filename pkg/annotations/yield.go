@@ -50,16 +50,16 @@ func ParseYieldTo(value string, present bool) (Yield, error) {
 		return Yield{managers: sorted(DefaultYieldTo)}, nil
 	}
 	entries := SplitList(value)
-	if len(entries) == 1 && entries[0] == "none" {
+	if len(entries) == 1 && strings.EqualFold(entries[0], "none") {
 		return Yield{}, nil
 	}
 	var out []string
 	var bad []string
 	for _, e := range entries {
 		switch {
-		case e == "default":
+		case strings.EqualFold(e, "default"):
 			out = append(out, DefaultYieldTo...)
-		case e == "none":
+		case strings.EqualFold(e, "none"):
 			bad = append(bad, `"none" with other entries`)
 		case validManager(e):
 			out = append(out, e)

@@ -77,7 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 
 	intent := &freshIntent{reader: r.reader.Direct(), namespace: r.opts.Namespace, cached: rc}
 	var retry time.Duration
-	if act.All() {
+	if act.All() && !act.ReportOnly {
 		// Tombstones clean up after earlier releases of the whole autopilot;
 		// a paused or partial autopilot leaves everything as it is (the
 		// deletion Guard refuses too, on the fresh HCO as well). Deleting

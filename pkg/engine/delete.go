@@ -55,7 +55,8 @@ func GuardFor(rc *rendercontext.RenderContext) Guard {
 //   - live carries the managed-by label;
 //   - the autopilot's field manager has an Apply entry in its
 //     managedFields (operators copy labels; managedFields are not copied);
-//   - it is not annotated mode: unmanaged (or a mode not understood);
+//   - it is not annotated mode: unmanaged or report-only (or a mode not
+//     understood);
 //   - it is not a shared object (annotated shared: "true");
 //   - it was not adopted (annotated adopted: "true": it existed before the
 //     autopilot's first apply);
@@ -79,8 +80,9 @@ func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
 	if !managedfields.Applied(live, annotations.FieldManager) {
 		return false, fmt.Sprintf("field manager %s never applied it", annotations.FieldManager)
 	}
-	if m, err := annotations.ParseMode(live.GetAnnotations()); err != nil || m == annotations.ModeUnmanagedValue {
-		// A mode that is not understood never lowers a protection.
+	if annotations.LeftAlone(live.GetAnnotations()) {
+		// Unmanaged, report-only, or a mode that is not understood (which
+		// never lowers a protection).
 		return false, fmt.Sprintf("annotated %s=%q", annotations.Mode, live.GetAnnotations()[annotations.Mode])
 	}
 	if g.Obsolete {

@@ -56,6 +56,9 @@ func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
 		"unmanaged in another case": {mutate: func(u *unstructured.Unstructured) {
 			u.SetAnnotations(map[string]string{annotations.Mode: "UnManaged "})
 		}},
+		"report-only": {mutate: func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{annotations.Mode: "Report-Only"})
+		}},
 		"mode not understood": {mutate: func(u *unstructured.Unstructured) {
 			u.SetAnnotations(map[string]string{annotations.Mode: "unmanged"})
 		}},
