@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -86,7 +87,7 @@ func (s *Syncer) Sync(ctx context.Context, d *engine.Decision, hold Hold) engine
 		return res
 	}
 	s.markCreated(key) // it exists: should it vanish, re-creating it is a correction
-	diff := drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure)
+	diff := notDeferred(drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure), d.Deferred)
 	if len(diff) == 0 {
 		return engine.Result{Outcome: engine.Unchanged}
 	}
@@ -97,7 +98,8 @@ func (s *Syncer) Sync(ctx context.Context, d *engine.Decision, hold Hold) engine
 	res := engine.Result{Drift: diff}
 	var certain bool
 	res.Opponents, certain = opponents(d.Live, diff)
-	if wait := s.Throttle.Wait(key); wait > 0 {
+	if wait := s.Throttle.Wait(key); wait > 0 && !d.ReportOnly {
+		// Report-only writes nothing, so it has no budget to wait for.
 		return throttled(res, key, wait)
 	}
 	if !certain && !s.isVerified(key, "drifted "+stamp) {
@@ -285,4 +287,20 @@ func Delete(ctx context.Context, c client.Writer, g engine.Guard, live *unstruct
 		return false, "", err
 	}
 	return true, "", nil
+}
+
+// notDeferred drops from diff the fields left to their declared owners: a
+// share of one the autopilot still holds (which applying would release) is
+// not drift.
+func notDeferred(diff []string, deferred []engine.Deferral) []string {
+	if len(deferred) == 0 {
+		return diff
+	}
+	out := diff[:0:0]
+	for _, p := range diff {
+		if !slices.ContainsFunc(deferred, func(d engine.Deferral) bool { return p == d.Field || strings.HasPrefix(p, d.Field+"/") }) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

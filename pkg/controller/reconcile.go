@@ -163,6 +163,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		// state: the server's copy after a write, else the live one. A
 		// write that did not land leaves dependents as they are (Plan).
 		out := engine.StepResult{HCO: res.Object}
+		if res.Outcome == engine.Drifted && d.Desired != nil && d.Desired.GroupVersionKind() == rendercontext.HCOGVK {
+			// Report-only compares everything as if applied: the assets
+			// after the golden config render from the HCO it would make.
+			out.HCO = engine.MergeApplied(rc.HCOObject(), d.Desired)
+		}
 		if res.Outcome == engine.Throttled || res.Outcome == engine.Failed {
 			out.Unconverged = string(res.Outcome) + ": " + res.Reason
 		}

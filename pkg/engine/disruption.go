@@ -107,7 +107,7 @@ func nodeActions(d *Decision, rc *rendercontext.RenderContext) []nodedisruption.
 		return nil
 	}
 	liveSpec, _ := d.Live.Object["spec"].(map[string]any)
-	desiredSpec, _ := d.Desired.Object["spec"].(map[string]any)
+	desiredSpec, _ := withLive(d.Desired, d.Live, d.Deferred).Object["spec"].(map[string]any)
 	acts := policy.Actions(nodedisruption.Diff(liveSpec, desiredSpec))
 	if nodedisruption.Drains(acts) {
 		return nil
@@ -151,6 +151,8 @@ func poolsOf(d *Decision, rc *rendercontext.RenderContext) {
 	next := d.Desired
 	if next == nil {
 		next = d.Rendered
+	} else if d.Live != nil {
+		next = withLive(next, d.Live, d.Deferred) // the owners' labels stay
 	}
 	now := rc.PoolsReached(d.Live)
 	then := rc.PoolsReached(next)

@@ -156,11 +156,19 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			}
 		}
 	}
+	judged := desired
 	if d.Live != nil {
-		d.Deferred = yieldTo(desired, d.Live, rc)
+		var unreadable string
+		d.Deferred, unreadable = yieldTo(desired, d.Live, rc, d.Structure)
+		if unreadable != "" {
+			d.Verdict, d.Reason = VerdictRetained, unreadable
+			return d
+		}
+		// Judged as it will be: the owners' values where they are kept.
+		judged = withLive(desired, d.Live, d.Deferred)
 	}
 	// Judged on what would be applied: a patch may change the scope.
-	clash, err := Clash(a, desired, rc)
+	clash, err := Clash(a, judged, rc)
 	switch {
 	case err != nil:
 		d.Verdict, d.Reason = VerdictFailed, err.Error()
@@ -172,7 +180,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	if gvk == rendercontext.KubeletConfigGVK {
 		// A patch can break the kubelet's memory arithmetic; a pool whose
 		// kubelets cannot start is an outage, so such a patch is refused.
-		spec, _, _ := unstructured.NestedMap(desired.Object, "spec")
+		spec, _, _ := unstructured.NestedMap(judged.Object, "spec")
 		if err := reservation.Check(spec); err != nil {
 			if slices.Contains(d.Customizations, "patch") {
 				d.Verdict, d.Annotation, d.InvalidReason = VerdictInvalid, annotations.Patch, Unsafe

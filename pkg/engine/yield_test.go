@@ -53,5 +53,13 @@ func TestYieldToDeclaredOwners(t *testing.T) {
 	if d := evaluate(t, nil, "psi-enable", liveMap{key: owned("argocd-controller")}); d.Deferred[0].Managers[0] != "argocd-controller" {
 		t.Errorf("the owner is named: %v", d.Deferred)
 	}
-	_ = engine.Deferral{}
+	// The owner wrote in another apiVersion: its fields cannot be read
+	// as this one's, so the object is kept as it is, never forced.
+	other := owned("argocd-controller")
+	mf := other.GetManagedFields()
+	mf[1].APIVersion = "machineconfiguration.openshift.io/v1beta1"
+	other.SetManagedFields(mf)
+	if d := evaluate(t, nil, "psi-enable", liveMap{key: other}); d.Verdict != engine.VerdictRetained || d.Desired != nil {
+		t.Errorf("an owner in another apiVersion: %s %s", d.Verdict, d.Reason)
+	}
 }

@@ -1,6 +1,7 @@
 package managedfields
 
 import (
+	"slices"
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,11 +20,15 @@ type Held struct {
 
 // HeldBy lists the fields desired sets that a manager accepted by yield
 // (never self) owns in live, by any operation (apply or update): each at
-// the owner's leaf (a scalar, or an atomic list or map), list items by key
-// where keyed, sorted. Identity (apiVersion, kind, name, namespace) and
-// the metadata keys keep says are the caller's own are never held. A live
-// object without such a manager costs no decoding.
-func HeldBy(live *unstructured.Unstructured, desired map[string]any, yield func(manager string) bool, self string, keep func(jsonpointer.Pointer) bool) []Held {
+// the owner's leaf (a scalar, an atomic list, or a map atomicMap says is
+// atomic), list items by key where keyed, sorted. A granular map the owner
+// only created, and an item of a set-like list, are never held: the other
+// fields of the map, and the other items, are not the owner's, and
+// withholding the whole would make the server delete them. Identity
+// (apiVersion, kind, name, namespace) and the metadata keys keep says are
+// the caller's own are never held. A live object without such a manager
+// costs no decoding.
+func HeldBy(live *unstructured.Unstructured, desired map[string]any, yield func(manager string) bool, self string, keep, atomicMap func(jsonpointer.Pointer) bool) []Held {
 	var entries []metav1.ManagedFieldsEntry
 	for _, e := range live.GetManagedFields() {
 		if e.Manager != self && yield(e.Manager) && sameVersion(e, live) {
@@ -48,6 +53,9 @@ func HeldBy(live *unstructured.Unstructured, desired map[string]any, yield func(
 			}
 			ptr, ok := livePointer(live.Object, p)
 			if !ok || len(ptr) == 0 || identity(ptr) || (keep != nil && keep(ptr)) {
+				return
+			}
+			if v, _ := jsonpointer.Get(live.Object, ptr); isMap(v) && (atomicMap == nil || !atomicMap(ptr)) {
 				return
 			}
 			if _, inDesired := jsonpointer.Resolve(desired, ptr); !inDesired {
@@ -90,7 +98,7 @@ func livePointer(live any, p fieldpath.Path) (jsonpointer.Pointer, bool) {
 			cur = c[*pe.FieldName]
 		case []any:
 			if pe.Value != nil {
-				return out, true
+				return nil, false // an item of a set: no value conflicts
 			}
 			idx := -1
 			for i, elem := range c {
@@ -147,4 +155,23 @@ func hasChildren(set *fieldpath.Set, p fieldpath.Path) bool {
 		node = child
 	}
 	return !node.Empty()
+}
+
+func isMap(v any) bool {
+	_, ok := v.(map[string]any)
+	return ok
+}
+
+// OtherVersions names the managers accepted by yield (never self) that
+// recorded fields of live in another apiVersion than live's: their paths
+// cannot be read as live's, so which fields they hold is unknown.
+func OtherVersions(live *unstructured.Unstructured, yield func(manager string) bool, self string) []string {
+	var out []string
+	for _, e := range live.GetManagedFields() {
+		if e.Manager != self && yield(e.Manager) && !sameVersion(e, live) && !slices.Contains(out, e.Manager) {
+			out = append(out, e.Manager)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

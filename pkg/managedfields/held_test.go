@@ -43,15 +43,35 @@ func TestHeldBy(t *testing.T) {
 	}
 	yield := func(m string) bool { return m == "argocd-controller" }
 	keep := func(p jsonpointer.Pointer) bool { return p.String() == "/metadata/labels/mine" }
-	got := fmt.Sprint(HeldBy(live, desired, yield, "me", keep))
-	want := "[{/metadata/labels/app [argocd-controller]} {/spec/a [argocd-controller]} {/spec/args [argocd-controller]} {/spec/gates/name=A/state [argocd-controller]} {/spec/set [argocd-controller]}]"
+	got := fmt.Sprint(HeldBy(live, desired, yield, "me", keep, nil))
+	want := "[{/metadata/labels/app [argocd-controller]} {/spec/a [argocd-controller]} {/spec/args [argocd-controller]} {/spec/gates/name=A/state [argocd-controller]}]"
 	if got != want {
 		t.Fatalf("HeldBy =\n%s\nwant\n%s", got, want)
 	}
-	if h := HeldBy(live, desired, func(string) bool { return false }, "me", nil); h != nil {
+	if h := HeldBy(live, desired, func(string) bool { return false }, "me", nil, nil); h != nil {
 		t.Fatalf("yielding to no one holds %v", h)
 	}
-	if h := HeldBy(live, desired, func(m string) bool { return m == "me" }, "me", nil); h != nil {
+	if h := HeldBy(live, desired, func(m string) bool { return m == "me" }, "me", nil, nil); h != nil {
 		t.Fatalf("the autopilot never yields to itself: %v", h)
+	}
+}
+
+// A map the owner only created (granular), or one item of a set, is never
+// withheld whole: the server would delete the autopilot's other fields or
+// items. A map the schema makes atomic is the owner's whole.
+func TestHeldByNeverWithholdsAContainer(t *testing.T) {
+	live := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"foo": map[string]any{"a": "mine"},
+		"sel": map[string]any{"k": "v"},
+		"set": []any{"x", "y"},
+	}}}
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{
+		entry("argocd-controller", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:foo":{},"f:sel":{},"f:set":{"v:\"x\"":{}}}}`),
+	})
+	desired := map[string]any{"spec": map[string]any{"foo": map[string]any{"a": "mine"}, "sel": map[string]any{"k": "w"}, "set": []any{"x", "y"}}}
+	atomic := func(p jsonpointer.Pointer) bool { return p.String() == "/spec/sel" }
+	got := fmt.Sprint(HeldBy(live, desired, func(m string) bool { return m == "argocd-controller" }, "me", nil, atomic))
+	if got != "[{/spec/sel [argocd-controller]}]" {
+		t.Fatalf("HeldBy = %s", got)
 	}
 }

@@ -62,7 +62,6 @@ func musthave(tmpl map[string]any, live map[string]string) bool {
 func fleetSpecs(ctx context.Context) {
 	It("keeps the fleet status ConfigMap current, written only when a state changes", func() {
 		requireVendorCRDs()
-		untilSettled()
 		// Every feature, in the state the features view shows.
 		Eventually(func() map[string]string {
 			eval, _, err := rec.Preview(ctx)
@@ -82,13 +81,13 @@ func fleetSpecs(ctx context.Context) {
 
 		// Steady state: no write.
 		mark := requests.mark()
-		reconciledAt(poke())
-		reconciledAt(poke())
+		reconciledSince(poke())
+		reconciledSince(poke())
 		Expect(writes(requests.since(mark))).To(BeEmpty())
 
 		// A state change is written: psi excluded by the root list, then back.
 		setExclusion := func(v string) {
-			reconciledAt(update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			reconciledSince(update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
 				setAnnotation(u, annotations.DisabledResources, v)
 			}))
 		}

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"strconv"
 	"time"
 
 	"bytes"
@@ -103,6 +104,19 @@ func setAnnotation(u *unstructured.Unstructured, k, v string) {
 // resourceVersion rv has finished (every asset's status is then recorded).
 func reconciledAt(rv string) {
 	Eventually(func() string { return rec.Snapshot().Health.HCOResourceVersion }).Should(Equal(rv))
+}
+
+// reconciledSince waits until a reconcile that started from the HCO at
+// resourceVersion rv or later has finished: for edits after which the
+// autopilot may write the HCO itself (the next reconcile then starts from
+// its own write). etcd's resourceVersions grow, and envtest's are numbers.
+func reconciledSince(rv string) {
+	want, err := strconv.ParseInt(rv, 10, 64)
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(func() int64 {
+		got, _ := strconv.ParseInt(rec.Snapshot().Health.HCOResourceVersion, 10, 64)
+		return got
+	}).Should(BeNumerically(">=", want))
 }
 
 // settling names the assets waiting for a fact to settle.

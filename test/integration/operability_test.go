@@ -606,7 +606,7 @@ func operabilitySpecs(ctx context.Context) {
 		requireVendorCRDs()
 		writes := func() float64 { return mcWrites(psiMC) }
 		setYield := func(v string) {
-			reconciledAt(update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+			reconciledSince(update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
 				setAnnotation(u, annotations.YieldTo, v)
 			}))
 		}
@@ -615,7 +615,6 @@ func operabilitySpecs(ctx context.Context) {
 				Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
 			})
 		}
-		untilSettled()
 		// Not declared: a pipeline's edit is drift, corrected.
 		before := writes()
 		edit("my-pipeline")
@@ -634,8 +633,8 @@ func operabilitySpecs(ctx context.Context) {
 		Eventually(func() []engine.Deferral { return status("psi-enable").Deferred }).Should(ConsistOf(
 			engine.Deferral{Field: "/spec/kernelArguments", Managers: []string{"my-pipeline"}}))
 		before = writes()
-		reconciledAt(poke())
-		reconciledAt(poke())
+		reconciledSince(poke())
+		reconciledSince(poke())
 		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}), "the owner's value is never forced")
 		Expect(writes()).To(Equal(before), "no write to a deferred field")
 		Expect(outcomeOf("psi-enable")()).To(Equal(engine.Unchanged), "a deferred field is not drift")
@@ -659,7 +658,7 @@ func operabilitySpecs(ctx context.Context) {
 		edit("argocd-controller")
 		Eventually(func() []engine.Deferral { return status("psi-enable").Deferred }).Should(ConsistOf(
 			engine.Deferral{Field: "/spec/kernelArguments", Managers: []string{"argocd-controller"}}))
-		reconciledAt(poke())
+		reconciledSince(poke())
 		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}))
 	})
 
@@ -678,9 +677,8 @@ func operabilitySpecs(ctx context.Context) {
 			return n
 		}
 		setHCO := func(k, v string) {
-			reconciledAt(update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) { setAnnotation(u, k, v) }))
+			reconciledSince(update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) { setAnnotation(u, k, v) }))
 		}
-		untilSettled()
 		setHCO(annotations.Autopilot, "report-only")
 		DeferCleanup(func() { setHCO(annotations.Autopilot, "") })
 		Eventually(func() []eventsv1.Event { return events("ReportOnly") }).ShouldNot(BeEmpty())
@@ -699,8 +697,8 @@ func operabilitySpecs(ctx context.Context) {
 		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Drifted))
 		Eventually(outcomeOf("hco-golden-config")).Should(Equal(engine.Drifted))
 		Expect(status("psi-enable").Drift).To(ContainElement("/spec/kernelArguments"))
-		reconciledAt(poke())
-		reconciledAt(poke())
+		reconciledSince(poke())
+		reconciledSince(poke())
 		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}), "nothing written")
 		Expect(nestedInt(hco(), field...)).To(Equal(golden+3), "nothing written, the HCO included")
 		Expect(allWrites()).To(Equal(before), "zero writes in report-only")
@@ -734,7 +732,7 @@ func operabilitySpecs(ctx context.Context) {
 		})
 		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Drifted))
 		before = mcWrites(psiMC)
-		reconciledAt(poke())
+		reconciledSince(poke())
 		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}))
 		Expect(mcWrites(psiMC)).To(Equal(before))
 	})
