@@ -64,11 +64,9 @@ func (r *Reconciler) now() time.Time {
 // local verdict was uncertain); nothing is sent.
 func reportOnly(d *engine.Decision, res engine.Result) engine.Result {
 	res.Outcome = engine.Drifted
-	switch {
-	case d.Live == nil:
+	res.Reason = "report-only: differs from what would be applied in " + strings.Join(res.Drift, ", ") + "; nothing is written"
+	if d.Live == nil {
 		res.Reason = "report-only: the object does not exist; a write would create it"
-	default:
-		res.Reason = "report-only: differs from what would be applied in " + strings.Join(res.Drift, ", ") + "; nothing is written"
 	}
 	return res
 }

@@ -34,5 +34,13 @@ func FuzzFieldsV1(f *testing.F) {
 		}
 		Dropped(live, map[string]any{"spec": map[string]any{"a": "1"}}, "me")
 		Applied(live, "me")
+		// Whatever it yields is something desired sets, never identity.
+		desired := map[string]any{"spec": map[string]any{"a": "2", "list": []any{map[string]any{"name": "x", "v": "2"}}, "m": map[string]any{"x": "2"}}}
+		for _, h := range HeldBy(live, desired, func(m string) bool { return m == "other" }, "me", nil, nil) {
+			if _, ok := jsonpointer.Resolve(desired, h.Pointer); !ok || h.Pointer[0] == "metadata" {
+				t.Fatalf("held %s, which desired does not set", h.Pointer)
+			}
+		}
+		OtherVersions(live, func(string) bool { return true }, "me")
 	})
 }
