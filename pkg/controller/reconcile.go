@@ -178,9 +178,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		r.report.Asset(ctx, hco, w.d, w.res)
 	}
 	r.report.Notices(ctx, hco, r.evaluator.Notices(r.opts.Catalog, eval))
-	if r.fleet != nil {
+	if _, backingOff := r.retries.held("fleet-status"); r.fleet != nil && !backingOff {
 		// A report, like an Event: written in report-only too, and only
-		// when a feature's state or compliance changed.
+		// when a feature's state or compliance changed; after a failed
+		// write, not tried again before its backoff expires.
 		statuses := features.Of(r.opts.Catalog, eval.Context, eval.Decisions, r.report.Snapshot().Last)
 		if changed, err := r.fleet.Write(ctx, statuses); err != nil {
 			log.FromContext(ctx).Error(err, "cannot write the fleet status; retrying", "action", "retry")

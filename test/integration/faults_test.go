@@ -191,7 +191,13 @@ func faultSpecs(ctx context.Context) {
 }
 
 func installLeaderElectionRBAC(ctx context.Context) {
-	raw, err := os.ReadFile(filepath.Join(repoRoot(), "config", "rbac", "leader_election_role.yaml"))
+	installNamespacedRBAC(ctx, "leader_election_role.yaml")
+}
+
+// installNamespacedRBAC creates a Role and its RoleBinding from
+// config/rbac/file in the autopilot's namespace, as kustomize places them.
+func installNamespacedRBAC(ctx context.Context, file string) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), "config", "rbac", file))
 	Expect(err).NotTo(HaveOccurred())
 	docs := strings.Split(string(raw), "\n---\n")
 	Expect(docs).To(HaveLen(2))

@@ -96,6 +96,8 @@ var _ = BeforeSuite(func() {
 	readYAML(filepath.Join(repoRoot(), "config", "rbac", "role_binding.yaml"), binding)
 	Expect(k8s.Create(suiteCtx, role)).To(Succeed())
 	Expect(k8s.Create(suiteCtx, binding)).To(Succeed())
+	// The fleet status ConfigMap, in the autopilot's own namespace.
+	installNamespacedRBAC(suiteCtx, "status_role.yaml")
 	if vendorDir() == "" {
 		if os.Getenv("CI") != "" {
 			Fail("VENDOR_CRDS is unset under CI: .ci/run sets it to ../shared/crds")
