@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/fleetstatus"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
 	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
@@ -149,15 +150,21 @@ func safetySpecs(ctx context.Context) {
 		// what the refills in the elapsed time allow (none within the first
 		// refill: not even a dry-run), and nothing else at all.
 		refills := int(time.Since(throttledAt) / testThrottle.Refill)
-		var onSwap, other []string
+		var onSwap, status, other []string
 		for _, r := range requests.since(mark) {
-			if strings.HasSuffix(r, "/machineconfigs/"+swapMC) {
+			switch {
+			case strings.HasSuffix(r, "/machineconfigs/"+swapMC):
 				onSwap = append(onSwap, r)
-			} else {
+			case strings.HasSuffix(r, "/configmaps/"+fleetstatus.Name):
+				status = append(status, r)
+			default:
 				other = append(other, r)
 			}
 		}
 		Expect(other).To(BeEmpty(), "a reconcile with nothing to change sends nothing")
+		// The fleet status says the feature is degraded (and active again
+		// after each refill's write): at most once per state change.
+		Expect(len(status)).To(BeNumerically("<=", refills+1), "fleet status writes: %v", status)
 		Expect(len(onSwap)).To(BeNumerically("<=", 2*refills), "while throttled nothing is sent, not even a dry-run: %v", onSwap)
 		onObject := 0
 		for _, e := range events("Thrashing", swapMC) {
