@@ -60,6 +60,7 @@ var vendorFiles = []string{
 	"observability/perses.dev_persesdatasources.yaml",
 	"prometheus/monitoring.coreos.com_podmonitors.yaml",
 	"openshift/securitycontextconstraints-crd.yaml",
+	"openshift/0000_80_machine-config_01_machineconfigurations.crd.yaml",
 }
 
 // HCO inputs: annotations and spec of the HyperConverged object.
