@@ -90,6 +90,8 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 vet:
+	# Both ways: a bench file without its build tag breaks the plain 'go test ./...'.
+	$(GO) vet ./...
 	$(GO) vet -tags bench ./...
 
 ## lint: gofmt, go vet, golangci-lint (.golangci.yml), bash -n and shellcheck (when installed) on hack/
