@@ -27,7 +27,7 @@ func Render(args []string, stdout, stderr io.Writer) int {
 }
 
 type renderOptions struct {
-	hcoFile, nodesFile, objectsFile, kubeconfig, namespace, output string
+	hcoFile, nodesFile, objectsFile, factsFile, kubeconfig, namespace, output string
 	// deployment is the autopilot's Deployment, namespace/name (live).
 	deployment string
 	// activation, when set, stands in for the HCO's platform.kubevirt.io/autopilot.
@@ -45,8 +45,12 @@ func newRenderCommand(cl Cluster, args []string) *cobra.Command {
 offline from an HCO file (no cluster needed), or against a live cluster.
 
 Outputs: yaml and json (the objects), status (every asset's decision and
-reason), diff (live only: what a reconcile would change, by server-side
-dry-run).
+reason), features, diff (live only: what a reconcile would change, by
+server-side dry-run), and facts: what was read (a cluster's HCO, trimmed
+nodes, CRDs, the objects the evaluation read, the operand images) as one
+file that --facts-file renders offline exactly as the controller would
+on that cluster, in Git or in a pipeline ('fn' is the same as a KRM
+function).
 
 Exit codes: 0 done; 1 diff found changes; 2 error (flags, input, cluster);
 3 an asset's annotation is invalid (the output is still written, the
@@ -57,7 +61,11 @@ invalid decisions are named on stderr).`,
   ` + Name + ` render --hco-file config/samples/hco.yaml --nodes-file config/samples/nodes.yaml --crds crds/ -o yaml
 
   # against a cluster
-  ` + Name + ` render --kubeconfig ~/.kube/config --output diff`,
+  ` + Name + ` render --kubeconfig ~/.kube/config --output diff
+
+  # a cluster's facts, rendered later without it
+  ` + Name + ` render --kubeconfig ~/.kube/config --output facts > cluster-a.facts.yaml
+  ` + Name + ` render --facts-file cluster-a.facts.yaml -o yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// As kubectl: complete and validate every flag before a client
@@ -72,6 +80,8 @@ invalid decisions are named on stderr).`,
 			switch {
 			case o.hcoFile != "":
 				src = files(o)
+			case o.factsFile != "":
+				src = factsSource(o.factsFile)
 			case cl.Source == nil:
 				return delegate(cl, args)
 			default:
@@ -88,14 +98,15 @@ invalid decisions are named on stderr).`,
 	f.StringVar(&o.nodesFile, "nodes-file", "", "offline: Nodes (a List or YAML documents) for hardware and topology facts")
 	f.StringSliceVar(&o.crds, "crds", nil, "offline: CRD file or folder (repeatable); without it every kind counts as installed")
 	f.StringVar(&o.objectsFile, "objects-file", "", "offline: StorageProfiles, StorageClasses, the Infrastructure and objects assets read (a List or YAML documents); without it they are absent")
+	f.StringVar(&o.factsFile, "facts-file", "", "render offline from a cluster's facts (written by --output facts), exactly as the controller would on it")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "read the HCO and cluster facts from this cluster (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)")
 	f.StringVarP(&o.namespace, "namespace", "n", "openshift-cnv", "live: namespace of the HyperConverged object")
 	f.StringVar(&o.deployment, "autopilot-deployment", DefaultDeployment, "live: the autopilot's Deployment (namespace/name), whose RELATED_IMAGE_* environment names the operand images")
-	f.StringVarP(&o.output, "output", "o", "yaml", "yaml, json, status, features (one line per feature: maturity, switch, state, assets), or diff (live only; exit 1 when something would change)")
+	f.StringVarP(&o.output, "output", "o", "yaml", "yaml, json, status, features (one line per feature: maturity, switch, state, assets), diff (live only; exit 1 when something would change), or facts (what was read, for --facts-file)")
 	f.BoolVar(&o.showExcluded, "show-excluded", false, "yaml/json: also list assets that would not be applied, with the reason")
 	f.StringSliceVar(&o.assets, "asset", nil, "only this asset (repeatable)")
 	f.String("activation", "", "evaluate as if the HCO's platform.kubevirt.io/autopilot were this (e.g. true: what switching a paused autopilot on would do)")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"yaml", "json", "status", "features", "diff"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"yaml", "json", "status", "features", "diff", "facts"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("asset", completeAssets)
 	return cmd
 }
@@ -124,9 +135,19 @@ func (o *renderOptions) complete(f *pflag.FlagSet) error {
 // validate refuses flags that do not go together or name nothing.
 func (o *renderOptions) validate(f *pflag.FlagSet) error {
 	switch o.output {
-	case "yaml", "json", "status", "diff", "features":
+	case "yaml", "json", "status", "diff", "features", "facts":
 	default:
-		return &exitError{ExitError, fmt.Errorf("--output %q: want yaml, json, status, diff or features", o.output)}
+		return &exitError{ExitError, fmt.Errorf("--output %q: want yaml, json, status, diff, features or facts", o.output)}
+	}
+	if o.factsFile != "" {
+		for _, other := range []string{"hco-file", "nodes-file", "crds", "objects-file", "kubeconfig", "namespace", "autopilot-deployment"} {
+			if f.Changed(other) {
+				return &exitError{ExitError, fmt.Errorf("--%s and --facts-file both name the cluster: a facts file holds every fact, give one of them", other)}
+			}
+		}
+		if o.output == "diff" {
+			return &exitError{ExitError, fmt.Errorf("--output diff compares with a live cluster: use --kubeconfig instead of --facts-file")}
+		}
 	}
 	if o.hcoFile != "" {
 		for _, live := range []string{"kubeconfig", "namespace", "autopilot-deployment"} {
@@ -137,7 +158,7 @@ func (o *renderOptions) validate(f *pflag.FlagSet) error {
 		if o.output == "diff" {
 			return &exitError{ExitError, fmt.Errorf("--output diff compares with a live cluster: use --kubeconfig instead of --hco-file")}
 		}
-	} else {
+	} else if o.factsFile == "" {
 		if ns, name, ok := strings.Cut(o.deployment, "/"); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
 			return &exitError{ExitError, fmt.Errorf("--autopilot-deployment %q: want namespace/name", o.deployment)}
 		}
@@ -147,15 +168,24 @@ func (o *renderOptions) validate(f *pflag.FlagSet) error {
 			}
 		}
 	}
-	if len(o.assets) > 0 {
-		cat, err := catalog.Load(assets.FS, assets.CatalogPath)
-		if err != nil {
-			return &exitError{ExitError, err}
-		}
-		for _, name := range o.assets {
-			if _, ok := cat.Get(name); !ok {
-				return &exitError{ExitError, fmt.Errorf("--asset %q: no such asset", name)}
-			}
+	if o.output == "facts" && (len(o.assets) > 0 || o.showExcluded) {
+		return &exitError{ExitError, fmt.Errorf("--output facts records what the whole evaluation reads: --asset and --show-excluded do not apply")}
+	}
+	return o.validateAssets()
+}
+
+// validateAssets refuses an asset name the catalog does not hold.
+func (o *renderOptions) validateAssets() error {
+	if len(o.assets) == 0 {
+		return nil
+	}
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		return &exitError{ExitError, err}
+	}
+	for _, name := range o.assets {
+		if _, ok := cat.Get(name); !ok {
+			return &exitError{ExitError, fmt.Errorf("asset %q: no such asset", name)}
 		}
 	}
 	return nil
@@ -164,34 +194,80 @@ func (o *renderOptions) validate(f *pflag.FlagSet) error {
 // DefaultDeployment is where config/default deploys the autopilot.
 const DefaultDeployment = "virt-platform-autopilot-system/virt-platform-autopilot"
 
-func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
-	ctx := context.Background()
+// evaluation is one render's evaluation: what was read and decided.
+type evaluation struct {
+	cat     *catalog.Catalog
+	in      Input
+	act     engine.Activation
+	eval    engine.Evaluation
+	notices []engine.Notice
+	// reads are the live objects the evaluation read (output facts only).
+	reads *recorder
+}
+
+// evaluate reads src and runs the controller's evaluation on it.
+func evaluate(ctx context.Context, o renderOptions, src Source) (*evaluation, error) {
 	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
 	if err != nil {
-		return &exitError{ExitError, err}
+		return nil, &exitError{ExitError, err}
 	}
 	in, err := src.Read(ctx, cat)
 	if err != nil {
-		return &exitError{ExitError, err}
+		return nil, &exitError{ExitError, err}
 	}
-	for _, n := range in.Notes {
-		fmt.Fprintln(stderr, "note:", n)
+	e := &evaluation{cat: cat, in: in}
+	live := in.Live
+	if o.output == "facts" {
+		// Every object the evaluation reads as live goes into the file.
+		e.reads = &recorder{LiveReader: in.Live}
+		live = e.reads
 	}
 	rc := rendercontext.New(withActivation(in.Facts, o.activation))
-	act := engine.ActivationOf(rc, cat)
-	if act.Paused {
-		fmt.Fprintf(stderr, "warning: the autopilot is paused by HCO annotation %s=%q: it writes and deletes nothing (--activation=true previews switching it on)\n", annotations.Autopilot, act.Value)
-	}
+	e.act = engine.ActivationOf(rc, cat)
 	ev := &engine.Evaluator{Renderer: render.New(assets.FS, render.OneShot())}
-	eval := ev.Plan(ctx, cat, rc, in.Live, engine.Preview)
+	e.eval = ev.Plan(ctx, cat, rc, live, engine.Preview)
+	e.notices = ev.Notices(cat, e.eval)
+	return e, nil
+}
+
+// pausedWarning is what render says when the autopilot is paused.
+func pausedWarning(act engine.Activation) string {
+	return fmt.Sprintf("the autopilot is paused by HCO annotation %s=%q: it writes and deletes nothing (--activation=true previews switching it on)", annotations.Autopilot, act.Value)
+}
+
+// invalid lists the decisions left alone for an annotation not understood.
+func invalid(ds []engine.Decision) []string {
+	var out []string
+	for _, d := range ds {
+		if d.Verdict == engine.VerdictInvalid {
+			out = append(out, fmt.Sprintf("asset %s: annotation %s: %s", d.Asset.Name, d.Annotation, d.Reason))
+		}
+	}
+	return out
+}
+
+func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
+	ctx := context.Background()
+	e, err := evaluate(ctx, o, src)
+	if err != nil {
+		return err
+	}
+	for _, n := range e.in.Notes {
+		fmt.Fprintln(stderr, "note:", n)
+	}
+	if e.act.Paused {
+		fmt.Fprintln(stderr, "warning:", pausedWarning(e.act))
+	}
 	// What the controller reports as Events on the HCO, the CLI says on stderr.
-	for _, n := range ev.Notices(cat, eval) {
+	for _, n := range e.notices {
 		fmt.Fprintln(stderr, "warning:", n.Message)
 	}
-	rc, ds := eval.Context, filter(eval.Decisions, o.assets)
+	cat, rc, ds := e.cat, e.eval.Context, filter(e.eval.Decisions, o.assets)
 
 	var werr error
 	switch o.output {
+	case "facts":
+		werr = writeFacts(stdout, cat, e.in.Facts, e.reads)
 	case "features":
 		werr = features.WriteTable(stdout, features.Of(cat, rc, ds, nil))
 	case "status":
@@ -203,7 +279,7 @@ func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 	case "diff":
 		// A paused or partial autopilot deletes nothing, and a diff of
 		// chosen assets leaves tombstones out.
-		werr = src.Diff(ctx, rc, ds, act.All() && len(o.assets) == 0, stdout)
+		werr = src.Diff(ctx, rc, ds, e.act.All() && len(o.assets) == 0, stdout)
 	}
 	var ee *exitError
 	if werr != nil && !errors.As(werr, &ee) {
@@ -214,14 +290,8 @@ func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 	}
 	// An invalid annotation is an error a CI job must see, after the output;
 	// it outranks "changes".
-	var invalid []string
-	for _, d := range ds {
-		if d.Verdict == engine.VerdictInvalid {
-			invalid = append(invalid, fmt.Sprintf("asset %s: annotation %s: %s", d.Asset.Name, d.Annotation, d.Reason))
-		}
-	}
-	if len(invalid) > 0 {
-		return &exitError{ExitInvalid, fmt.Errorf("%d asset(s) INVALID, left as they are until fixed:\n  %s", len(invalid), strings.Join(invalid, "\n  "))}
+	if bad := invalid(ds); len(bad) > 0 {
+		return &exitError{ExitInvalid, fmt.Errorf("%d asset(s) INVALID, left as they are until fixed:\n  %s", len(bad), strings.Join(bad, "\n  "))}
 	}
 	return werr
 }

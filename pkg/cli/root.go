@@ -92,6 +92,6 @@ HyperConverged CR and customized with annotations.`,
 	if cl.Run != nil {
 		run = cl.Run()
 	}
-	root.AddCommand(run, newRenderCommand(cl, args), newVersionCommand())
+	root.AddCommand(run, newRenderCommand(cl, args), newFnCommand(), newVersionCommand())
 	return root
 }

@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -31,12 +30,7 @@ import (
 // configured here (the cache resolves them at creation); they live in the
 // facts cache, see factsCacheOptions.
 func CacheOptions(cat *catalog.Catalog, structures *structure.Store) cache.Options {
-	keepSchema := map[string]bool{}
-	for _, a := range cat.Assets {
-		if a.GateCRD != "" {
-			keepSchema[a.GateCRD] = true
-		}
-	}
+	keepSchema := rendercontext.SchemasKept(cat)
 	all := labels.Everything()
 	return cache.Options{
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{annotations.ManagedByLabel: annotations.ManagedByValue}),
@@ -140,44 +134,16 @@ func unstructuredOf(gvk schema.GroupVersionKind) *unstructured.Unstructured {
 	return u
 }
 
-// trimNode keeps the facts hardware detection reads: a node's status
-// (images, conditions) is large and changes every few seconds.
+// trimNode is rendercontext.TrimNode as a cache transform.
 func trimNode(in any) (any, error) {
-	n, ok := in.(*corev1.Node)
-	if !ok {
-		return in, nil
+	if n, ok := in.(*corev1.Node); ok {
+		return rendercontext.TrimNode(n), nil
 	}
-	var labels map[string]string
-	for k, v := range n.Labels {
-		if rendercontext.NodeLabelRead(k) {
-			if labels == nil {
-				labels = map[string]string{}
-			}
-			labels[k] = v
-		}
-	}
-	var capacity corev1.ResourceList
-	for r, q := range n.Status.Capacity {
-		if rendercontext.NodeResourceRead(string(r)) {
-			if capacity == nil {
-				capacity = corev1.ResourceList{}
-			}
-			capacity[r] = q
-		}
-	}
-	// The swap the kubelet reports: memory overcommit follows it.
-	return &corev1.Node{
-		TypeMeta:   n.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion, Labels: labels},
-		Status:     corev1.NodeStatus{Capacity: capacity, NodeInfo: corev1.NodeSystemInfo{Swap: n.Status.NodeInfo.Swap}},
-	}, nil
+	return in, nil
 }
 
-// trimCRD drops what existence and version checks do not need; OpenAPI
-// schemas are by far the largest part of a CRD and a cluster holds
-// hundreds. How each version merges (a few paths, for exact drift
-// verdicts) goes to structures first; gate CRDs keep their schemas
-// (templates read them).
+// trimCRD is rendercontext.TrimCRD as a cache transform. How each version
+// merges (a few paths, for exact drift verdicts) goes to structures first.
 func trimCRD(keepSchema map[string]bool, structures *structure.Store) func(any) (any, error) {
 	return func(in any) (any, error) {
 		crd, ok := in.(*apiextensionsv1.CustomResourceDefinition)
@@ -187,16 +153,7 @@ func trimCRD(keepSchema map[string]bool, structures *structure.Store) func(any) 
 		// An informer may hand back a copy it already trimmed: Put keeps
 		// what it recorded then.
 		structures.Put(crd)
-		crd.ManagedFields = nil
-		crd.Annotations = nil
-		crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
-		if !keepSchema[crd.Name] {
-			for i := range crd.Spec.Versions {
-				crd.Spec.Versions[i].Schema = nil
-				crd.Spec.Versions[i].AdditionalPrinterColumns = nil
-			}
-			crd.Spec.Conversion = nil
-		}
+		rendercontext.TrimCRD(crd, keepSchema[crd.Name])
 		return crd, nil
 	}
 }

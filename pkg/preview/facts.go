@@ -39,7 +39,7 @@ type Files struct {
 // LoadFacts reads offline facts from files.
 func LoadFacts(f Files) (rendercontext.Facts, bool, error) {
 	var facts rendercontext.Facts
-	docs, err := readDocs(f.HCO)
+	docs, err := ReadObjects(f.HCO)
 	if err != nil {
 		return facts, false, fmt.Errorf("--hco-file: %w", err)
 	}
@@ -88,7 +88,7 @@ func LoadFacts(f Files) (rendercontext.Facts, bool, error) {
 			return facts, false, fmt.Errorf("--crds: %w", err)
 		}
 		for _, file := range files {
-			docs, err := readDocs(file)
+			docs, err := ReadObjects(file)
 			if err != nil {
 				return facts, false, fmt.Errorf("--crds: %w", err)
 			}
@@ -128,7 +128,7 @@ func loadObjects(facts *rendercontext.Facts, f Files) error {
 		facts.Objects[k] = nil
 		declared[k] = true
 	}
-	docs, err := readDocs(f.Objects)
+	docs, err := ReadObjects(f.Objects)
 	if err != nil {
 		return fmt.Errorf("--objects-file: %w", err)
 	}
@@ -169,13 +169,13 @@ func yamlFiles(p string) ([]string, error) {
 	return out, err
 }
 
-// readDocs reads YAML or JSON documents; Lists are flattened.
-func readDocs(path string) ([]*unstructured.Unstructured, error) {
+// ReadObjects reads YAML or JSON documents; Lists are flattened.
+func ReadObjects(path string) ([]*unstructured.Unstructured, error) {
 	docs, _, err := readDocsAndLists(path)
 	return docs, err
 }
 
-// readDocsAndLists is readDocs that also counts the Lists it flattened.
+// readDocsAndLists is ReadObjects that also counts the Lists it flattened.
 func readDocsAndLists(path string) (out []*unstructured.Unstructured, lists int, err error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
