@@ -178,7 +178,9 @@ func Encode(s Snapshot, keepSchema map[string]bool) (*unstructured.UnstructuredL
 	}
 	w.add(s.Live...)
 
-	sort.Slice(failed, func(i, j int) bool { return failed[i].Fact+failed[i].key().String() < failed[j].Fact+failed[j].key().String() })
+	sort.Slice(failed, func(i, j int) bool {
+		return failed[i].Fact+failed[i].key().String() < failed[j].Fact+failed[j].key().String()
+	})
 	for k, v := range map[string]any{keyImages: f.Images, keyStructures: structures, keyListed: listed, keyUnread: failed} {
 		if err := h.set(k, v); err != nil {
 			return nil, err
