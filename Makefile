@@ -19,7 +19,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  = -X github.com/kubevirt/virt-platform-autopilot/pkg/cli.version=$(VERSION) -X github.com/kubevirt/virt-platform-autopilot/pkg/cli.commit=$(COMMIT)
 
-.PHONY: all build run test test-unit unit test-integration envtest kubelet-check lint verify generate bench fuzz fmt vet clean \
+.PHONY: all build run test test-unit unit test-integration envtest kubelet-check kustomize lint verify generate bench fuzz fmt vet clean \
 	demo demo-stop docker-build docker-push deploy undeploy kind-setup kind-delete deploy-local logs-local redeploy-local dev-cycle
 
 all: build
@@ -51,13 +51,17 @@ envtest:
 kubelet-check:
 	@hack/kubelet-check.sh "$(TOOLS_BIN)"
 
+## kustomize: build kustomize from Go modules (hack/kustomize, for test/e2e's KRM function run) once, cached; prints the binary last
+kustomize:
+	@hack/kustomize.sh "$(TOOLS_BIN)"
+
 ## test: the whole suite: unit, integration, conformance, e2e, alerts (the README's one test command)
 # Tests that cannot run here (a tool, the vendors' CRDs) are listed at the
 # end; under CI=true they fail instead.
 NOT_RUN_LOG = $(CURDIR)/_output/not-run.txt
-test: envtest kubelet-check
+test: envtest kubelet-check kustomize
 	@mkdir -p $(dir $(NOT_RUN_LOG)) && rm -f $(NOT_RUN_LOG)
-	@KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" KUBELET_CHECK="$$(hack/kubelet-check.sh "$(TOOLS_BIN)" | tail -n 1)" NOT_RUN_LOG="$(NOT_RUN_LOG)" $(GO) test ./... -count=1; rc=$$?; \
+	@KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" KUBELET_CHECK="$$(hack/kubelet-check.sh "$(TOOLS_BIN)" | tail -n 1)" KUSTOMIZE="$$(hack/kustomize.sh "$(TOOLS_BIN)" | tail -n 1)" NOT_RUN_LOG="$(NOT_RUN_LOG)" $(GO) test ./... -count=1; rc=$$?; \
 	if [ -s "$(NOT_RUN_LOG)" ]; then echo "NOT RUN ($$(wc -l < "$(NOT_RUN_LOG)"); set what each names, or they fail under CI=true):"; sed 's/^/  /' "$(NOT_RUN_LOG)"; fi; exit $$rc
 
 ## test-unit: unit tests only (no API server)

@@ -362,6 +362,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	operabilitySpecs(ctx)
 	featureSpecs(ctx)
 	fleetSpecs(ctx)
+	factsSpecs(ctx)
 	hcoLifecycleSpecs(ctx)
 	lateHCOSpecs(ctx)
 	pacingSpecs(ctx)

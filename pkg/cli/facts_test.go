@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/assets"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
+)
+
+// hcoVariant is an HCO with annotations an admin types, right and wrong,
+// chosen by r: feature switches, the activation switch, exclusions,
+// declared owners, a patch.
+func hcoVariant(t *testing.T, r *rand.Rand) string {
+	t.Helper()
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann := map[string]string{}
+	for _, f := range cat.Features {
+		if f.Switch != "" && r.Intn(2) == 0 {
+			ann["platform.kubevirt.io/"+f.Switch] = []string{"true", "false", "TRUE", "yes"}[r.Intn(4)]
+		}
+	}
+	pick := func(k string, vs ...string) {
+		if r.Intn(2) == 0 {
+			ann[k] = vs[r.Intn(len(vs))]
+		}
+	}
+	pick(annotations.Autopilot, "true", "false", "report-only", "paused", "maybe")
+	pick(annotations.DisabledResources, "MachineConfig/90-worker-kubevirt-swap", "KubeletConfig/*", "Nothing/x")
+	pick(annotations.YieldTo, "default", "none", "my-gitops", "none,default")
+	pick(annotations.Patch, `[{"op":"add","path":"/spec/featureGates/x","value":true}]`, `[{"op":"replace","path":"/kind","value":"X"}]`)
+	hco := map[string]any{"apiVersion": "hco.kubevirt.io/v1", "kind": "HyperConverged",
+		"metadata": map[string]any{"name": "kubevirt-hyperconverged", "namespace": "openshift-cnv", "annotations": ann},
+		"spec":     map[string]any{"liveMigrationConfig": map[string]any{"parallelMigrationsPerCluster": int64(r.Intn(10))}}}
+	y, err := yaml.Marshal(hco)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(y)
+}
+
+// render runs render and returns stdout, the stderr lines that are not
+// notes, and the exit code.
+func renderOut(args ...string) (string, string, int) {
+	var out, errOut bytes.Buffer
+	code := Render(args, &out, &errOut)
+	var kept []string
+	for _, l := range strings.Split(errOut.String(), "\n") {
+		if !strings.HasPrefix(l, "note: ") {
+			kept = append(kept, l)
+		}
+	}
+	return out.String(), strings.Join(kept, "\n"), code
+}
+
+// A facts file renders exactly what its sources render, every output,
+// for many HCOs: nothing an evaluation reads is lost or added on the way.
+func TestFactsFileRendersAsItsSources(t *testing.T) {
+	dir := t.TempDir()
+	nodes := write(t, dir, "nodes.yaml", nodesYAML)
+	crds := write(t, dir, "kd.yaml", descheduler417)
+	for seed := range int64(40) {
+		r := rand.New(rand.NewSource(seed))
+		hco := write(t, dir, "hco.yaml", hcoVariant(t, r))
+		sources := []string{"--hco-file", hco, "--nodes-file", nodes}
+		if r.Intn(2) == 0 {
+			sources = append(sources, "--crds", crds)
+		}
+		facts, stderr, code := renderOut(append(sources, "-o", "facts")...)
+		if code != ExitOK && code != ExitInvalid {
+			t.Fatalf("seed %d: facts: exit %d\n%s", seed, code, stderr)
+		}
+		factsFile := filepath.Join(dir, fmt.Sprintf("facts-%d.yaml", seed))
+		if err := os.WriteFile(factsFile, []byte(facts), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, output := range [][]string{{"-o", "yaml"}, {"-o", "json", "--show-excluded"}, {"-o", "status"}, {"-o", "features"}, {"-o", "yaml", "--activation", "true"}} {
+			wantOut, wantErr, wantCode := renderOut(append(sources, output...)...)
+			gotOut, gotErr, gotCode := renderOut(append([]string{"--facts-file", factsFile}, output...)...)
+			if gotOut != wantOut || gotErr != wantErr || gotCode != wantCode {
+				t.Fatalf("seed %d %v: from the facts file (exit %d):\n%s\n%s\nfrom its sources (exit %d):\n%s\n%s", seed, output, gotCode, gotOut, gotErr, wantCode, wantOut, wantErr)
+			}
+		}
+		// Written again from itself, a facts file is the same file.
+		again, _, _ := renderOut("--facts-file", factsFile, "-o", "facts")
+		if again != facts {
+			t.Fatalf("seed %d: a facts file read and written again changed", seed)
+		}
+	}
+}
+
+// The KRM function gives the objects render --facts-file gives, passes
+// other items through, and reports notes and warnings as results.
+func TestFnRendersAsFactsFile(t *testing.T) {
+	dir := t.TempDir()
+	nodes := write(t, dir, "nodes.yaml", nodesYAML)
+	for seed := range int64(20) {
+		r := rand.New(rand.NewSource(seed))
+		hco := write(t, dir, "hco.yaml", hcoVariant(t, r))
+		facts, stderr, _ := renderOut("--hco-file", hco, "--nodes-file", nodes, "-o", "facts")
+		factsFile := write(t, dir, "facts.yaml", facts)
+		wantJSON, wantErr, wantCode := renderOut("--facts-file", factsFile, "-o", "json")
+		var entries []preview.Entry
+		if err := json.Unmarshal([]byte(wantJSON), &entries); err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, stderr)
+		}
+
+		items, err := preview.ReadObjects(factsFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "mine", "namespace": "default"}}
+		rlItems := []any{mine}
+		for _, u := range items {
+			rlItems = append(rlItems, u.Object)
+		}
+		rl, _ := json.Marshal(map[string]any{"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": rlItems,
+			"functionConfig": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "fn"}}})
+		out, bad, err := runFn(rl)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if (len(bad) > 0) != (wantCode == ExitInvalid) {
+			t.Fatalf("seed %d: fn invalid %v, render exit %d", seed, bad, wantCode)
+		}
+		var res struct {
+			Items   []map[string]any `json:"items"`
+			Results []struct{ Message, Severity string }
+		}
+		if err := yaml.Unmarshal(out, &res); err != nil {
+			t.Fatal(err)
+		}
+		want := []map[string]any{mine}
+		for _, e := range entries {
+			if e.Object != nil {
+				want = append(want, e.Object)
+			}
+		}
+		if !reflect.DeepEqual(asMaps(t, res.Items), asMaps(t, want)) {
+			t.Fatalf("seed %d: fn items differ from render --facts-file", seed)
+		}
+		for _, l := range strings.Split(wantErr, "\n") {
+			w, ok := strings.CutPrefix(l, "warning: ")
+			if !ok {
+				continue
+			}
+			found := false
+			for _, r := range res.Results {
+				found = found || (r.Severity == "warning" && r.Message == w)
+			}
+			if !found {
+				t.Fatalf("seed %d: warning %q is not a result: %+v", seed, w, res.Results)
+			}
+		}
+	}
+}
+
+func asMaps(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// The function's configuration is a closed vocabulary, and its input
+// must be a facts file.
+func TestFnRefuses(t *testing.T) {
+	dir := t.TempDir()
+	facts, _, _ := renderOut("--hco-file", write(t, dir, "hco.yaml", hcoYAML), "-o", "facts")
+	items, err := preview.ReadObjects(write(t, dir, "facts.yaml", facts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var factsItems []any
+	for _, u := range items {
+		factsItems = append(factsItems, u.Object)
+	}
+	rl := func(items []any, fc map[string]any) []byte {
+		b, _ := json.Marshal(map[string]any{"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": items, "functionConfig": fc})
+		return b
+	}
+	cm := func(data map[string]any) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "fn"}, "data": data}
+	}
+	for want, in := range map[string][]byte{
+		`data key "output" is not understood`:   rl(factsItems, cm(map[string]any{"output": "json"})),
+		`asset "nope": no such asset`:           rl(factsItems, cm(map[string]any{"asset": "swap-enable, nope"})),
+		"want a v1 ConfigMap":                   rl(factsItems, map[string]any{"apiVersion": "fn.kpt.dev/v1", "kind": "Render", "metadata": map[string]any{"name": "x"}}),
+		"no facts header":                       rl(nil, nil),
+		"not a ResourceList":                    []byte(`{"apiVersion":"v1","kind":"List","items":[]}`),
+	} {
+		if _, _, err := runFn(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v", want, err)
+		}
+	}
+	// Chosen assets only, evaluated as if switched on.
+	out, _, err := runFn(rl(factsItems, cm(map[string]any{"asset": "swap-enable", "activation": "false"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "paused") || strings.Contains(string(out), "kind: MachineConfig") {
+		t.Errorf("activation false pauses and renders nothing for the asset:\n%s", out)
+	}
+}
+
+// --facts-file holds every fact: another source beside it, or a
+// partial facts file, is refused before anything is read.
+func TestFactsFlagsRefused(t *testing.T) {
+	dir := t.TempDir()
+	hco := write(t, dir, "hco.yaml", hcoYAML)
+	facts := write(t, dir, "facts.yaml", "{}")
+	for _, args := range [][]string{
+		{"--facts-file", facts, "--hco-file", hco},
+		{"--facts-file", facts, "--nodes-file", hco},
+		{"--facts-file", facts, "--kubeconfig", hco},
+		{"--facts-file", facts, "-o", "diff"},
+		{"--hco-file", hco, "-o", "facts", "--asset", "swap-enable"},
+		{"--hco-file", hco, "-o", "facts", "--show-excluded"},
+	} {
+		if _, stderr, code := renderOut(args...); code != ExitError {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, ExitError, stderr)
+		}
+	}
+}

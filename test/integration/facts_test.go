@@ -1,0 +1,138 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/cli"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/cli/cluster"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
+)
+
+// asJSON is v through JSON, so outputs compare as an admin reads them.
+func asJSON(v any) []any {
+	b, err := json.Marshal(v)
+	Expect(err).NotTo(HaveOccurred())
+	var out []any
+	Expect(json.Unmarshal(b, &out)).To(Succeed())
+	return out
+}
+
+// warnings are the "warning:" lines a render wrote, sorted.
+func warnings(stderr string) []string {
+	out := []string{}
+	for _, l := range strings.Split(stderr, "\n") {
+		if w, ok := strings.CutPrefix(l, "warning: "); ok {
+			out = append(out, w)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func factsSpecs(ctx context.Context) {
+	It("renders a cluster from its facts file exactly as the controller decides on that cluster", func() {
+		requireVendorCRDs()
+		untilSettled()
+
+		// The operand images, as the controller's pod sees them: a render
+		// reads them from the autopilot's Deployment.
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: "virt-platform-autopilot"}}
+		dep.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "autopilot"}}
+		dep.Spec.Template.Labels = map[string]string{"app": "autopilot"}
+		var env []corev1.EnvVar
+		for _, kv := range os.Environ() {
+			if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, catalog.ImagePrefix) {
+				env = append(env, corev1.EnvVar{Name: k, Value: v})
+			}
+		}
+		dep.Spec.Template.Spec.Containers = []corev1.Container{{Name: "manager", Image: "autopilot", Env: env}}
+		Expect(k8s.Create(ctx, dep)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, dep))).To(Succeed()) })
+
+		// A customization only a live object holds: without the objects
+		// the evaluation read, an offline render could not know it.
+		eval, _, err := rec.Preview(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		var target *unstructured.Unstructured
+		for i := range eval.Decisions {
+			d := &eval.Decisions[i]
+			switch {
+			case d.Verdict != engine.VerdictIncluded || d.Live == nil || d.Asset.Shared || catalog.RebootKinds[d.Desired.GetKind()]:
+			case d.Desired.GetKind() == "HyperConverged" || d.Desired.GetNamespace() == "":
+			default:
+				target = d.Desired
+			}
+			if target != nil {
+				break
+			}
+		}
+		Expect(target).NotTo(BeNil(), "an applied namespaced object of a non-node asset")
+		gvk, ns, name := target.GroupVersionKind(), target.GetNamespace(), target.GetName()
+		patch := `[{"op":"add","path":"/metadata/labels/facts-spec","value":"live-only"}]`
+		setPatch := func(v string) {
+			update(gvk, ns, name, "kubectl-edit", func(u *unstructured.Unstructured) { setAnnotation(u, annotations.Patch, v) })
+		}
+		setPatch(patch)
+		DeferCleanup(setPatch, "")
+		Eventually(func() string {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(gvk)
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)).To(Succeed())
+			return u.GetLabels()["facts-spec"]
+		}).Should(Equal("live-only"))
+
+		dir := GinkgoT().TempDir()
+		kubeconfig, factsPath := writeKubeconfig(dir), filepath.Join(dir, "cluster.facts.yaml")
+		// Equal at a quiet moment: the facts and the controller's caches
+		// are read one after the other.
+		Eventually(func(g Gomega) {
+			var facts, errOut bytes.Buffer
+			g.Expect(cluster.Render([]string{"--kubeconfig", kubeconfig, "--namespace", hcoNamespace,
+				"--autopilot-deployment", operatorNamespace + "/virt-platform-autopilot", "-o", "facts"}, &facts, &errOut)).To(Equal(0), errOut.String())
+			g.Expect(os.WriteFile(factsPath, facts.Bytes(), 0o600)).To(Succeed())
+
+			// Offline, as an admin or a pipeline runs it: the offline binary's
+			// command line, no cluster.
+			var out bytes.Buffer
+			errOut.Reset()
+			g.Expect(cli.Render([]string{"--facts-file", factsPath, "-o", "json", "--show-excluded"}, &out, &errOut)).To(BeElementOf(0, cli.ExitInvalid), errOut.String())
+			var offline []any
+			g.Expect(json.Unmarshal(out.Bytes(), &offline)).To(Succeed())
+
+			eval, notices, err := rec.Preview(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(offline).To(Equal(asJSON(preview.Entries(eval.Decisions, true))), "every asset: verdict, reason and object")
+			var want []string
+			for _, n := range notices {
+				want = append(want, n.Message)
+			}
+			sort.Strings(want)
+			if want == nil {
+				want = []string{}
+			}
+			g.Expect(warnings(errOut.String())).To(Equal(want), "the HCO inputs reported")
+		}).Should(Succeed())
+
+		// The live-only customization is in the facts and in the render.
+		raw, err := os.ReadFile(factsPath)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(raw)).To(ContainSubstring(`live-only`))
+	})
+}
