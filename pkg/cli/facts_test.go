@@ -203,11 +203,11 @@ func TestFnRefuses(t *testing.T) {
 		return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "fn"}, "data": data}
 	}
 	for want, in := range map[string][]byte{
-		`data key "output" is not understood`:   rl(factsItems, cm(map[string]any{"output": "json"})),
-		`asset "nope": no such asset`:           rl(factsItems, cm(map[string]any{"asset": "swap-enable, nope"})),
-		"want a v1 ConfigMap":                   rl(factsItems, map[string]any{"apiVersion": "fn.kpt.dev/v1", "kind": "Render", "metadata": map[string]any{"name": "x"}}),
-		"no facts header":                       rl(nil, nil),
-		"not a ResourceList":                    []byte(`{"apiVersion":"v1","kind":"List","items":[]}`),
+		`data key "output" is not understood`: rl(factsItems, cm(map[string]any{"output": "json"})),
+		`asset "nope": no such asset`:         rl(factsItems, cm(map[string]any{"asset": "swap-enable, nope"})),
+		"want a v1 ConfigMap":                 rl(factsItems, map[string]any{"apiVersion": "fn.kpt.dev/v1", "kind": "Render", "metadata": map[string]any{"name": "x"}}),
+		"no facts header":                     rl(nil, nil),
+		"not a ResourceList":                  []byte(`{"apiVersion":"v1","kind":"List","items":[]}`),
 	} {
 		if _, _, err := runFn(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v", want, err)

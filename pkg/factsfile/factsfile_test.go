@@ -74,9 +74,9 @@ func generate(r *rand.Rand) (rendercontext.Facts, []*unstructured.Unstructured) 
 	}
 	for i := range r.Intn(5) {
 		n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%d", i), Labels: map[string]string{
-			"node-role.kubernetes.io/worker":                  "",
+			"node-role.kubernetes.io/worker":                 "",
 			"feature.node.kubernetes.io/cpu-model.vendor_id": []string{"Intel", "AMD"}[r.Intn(2)],
-			"kubernetes.io/hostname":                          fmt.Sprint(i), // not read: trimmed
+			"kubernetes.io/hostname":                         fmt.Sprint(i), // not read: trimmed
 		}, Annotations: map[string]string{"machineconfiguration.openshift.io/state": "Done"}}}
 		n.Status.Capacity = corev1.ResourceList{"cpu": resource.MustParse("64"), "nvidia.com/gpu": resource.MustParse(fmt.Sprint(r.Intn(3)))}
 		if r.Intn(2) == 0 {
@@ -364,7 +364,7 @@ func TestDecodeRefuses(t *testing.T) {
 		return out
 	}
 	cases := map[string]func([]*unstructured.Unstructured) []*unstructured.Unstructured{
-		"no facts header": func(in []*unstructured.Unstructured) []*unstructured.Unstructured { return in[1:] },
+		"no facts header":   func(in []*unstructured.Unstructured) []*unstructured.Unstructured { return in[1:] },
 		"two facts headers": func(in []*unstructured.Unstructured) []*unstructured.Unstructured { return append(in, in[0]) },
 		`facts format "2"`: func(in []*unstructured.Unstructured) []*unstructured.Unstructured {
 			_ = unstructured.SetNestedField(in[0].Object, "2", "data", "format")
