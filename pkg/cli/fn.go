@@ -41,7 +41,7 @@ func newFnCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "fn",
 		Short: "Run render as a KRM function: a cluster's facts in (ResourceList on stdin), the objects out",
-		Long: `Run render as a KRM function (kustomize exec transformer, kpt fn eval --exec).
+		Long: `Run render as a KRM function (for example a kustomize exec transformer).
 
 Input: a ResourceList on stdin whose items hold a facts file (written by
 'render --kubeconfig ... --output facts'; its objects carry

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -60,6 +61,23 @@ func docs(t *testing.T, raw []byte) map[string]any {
 		_ = json.Unmarshal(b, &norm)
 		out[u.GetKind()+"/"+u.GetNamespace()+"/"+u.GetName()] = norm
 	}
+}
+
+// docsFunctionConfig is the yaml block of docs/fleet.md that configures
+// the KRM function.
+func docsFunctionConfig(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "fleet.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(raw), -1) {
+		if strings.Contains(m[1], "config.kubernetes.io/function") {
+			return m[1]
+		}
+	}
+	t.Fatal("docs/fleet.md shows no function configuration")
+	return ""
 }
 
 func keys(m map[string]any) []string {
@@ -114,10 +132,10 @@ func TestKustomizeRunsTheFunction(t *testing.T) {
 			write("cluster.facts.yaml", string(facts))
 			write("mine.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mine\n  namespace: default\ndata:\n  a: b\n")
 			write("kustomization.yaml", "resources: [cluster.facts.yaml, mine.yaml]\ntransformers: [autopilot.yaml]\n")
-			fnConfig := func(data string) {
-				write("autopilot.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: virt-platform-autopilot\n  annotations:\n"+
-					"    config.kubernetes.io/function: |\n      exec:\n        path: "+bin+"\n        args: [fn]\n"+data)
-			}
+			// The function's configuration as docs/fleet.md shows it, with
+			// the binary just built.
+			documented := strings.ReplaceAll(docsFunctionConfig(t), "/usr/local/bin/virt-platform-autopilot", bin)
+			fnConfig := func(cfg string) { write("autopilot.yaml", cfg) }
 			build := func() map[string]any {
 				t.Helper()
 				cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir)
@@ -152,7 +170,11 @@ func TestKustomizeRunsTheFunction(t *testing.T) {
 				return docs(t, b.Bytes())
 			}
 
-			fnConfig("")
+			all, chosen, ok := strings.Cut(documented, "\ndata:\n")
+			if !ok {
+				t.Fatalf("the documented configuration has no data:\n%s", documented)
+			}
+			fnConfig(all)
 			got, want := build(), rendered()
 			mine := "ConfigMap/default/mine"
 			if _, ok := got[mine]; !ok {
@@ -166,9 +188,13 @@ func TestKustomizeRunsTheFunction(t *testing.T) {
 				t.Fatalf("kustomize built %v\nrender gave %v", keys(got), keys(want))
 			}
 
-			// The configuration chooses assets.
-			fnConfig("data:\n  asset: descheduler-loadaware, swap-enable\n")
-			got, want = build(), rendered("--asset", "descheduler-loadaware", "--asset", "swap-enable")
+			// The documented configuration chooses assets.
+			fnConfig(documented)
+			var args []string
+			for _, a := range strings.Split(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(chosen), "asset:")), ",") {
+				args = append(args, "--asset", strings.TrimSpace(a))
+			}
+			got, want = build(), rendered(args...)
 			delete(got, mine)
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("with assets chosen, kustomize built %v\nrender gave %v", keys(got), keys(want))

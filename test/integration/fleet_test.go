@@ -126,6 +126,9 @@ func fleetSpecs(ctx context.Context) {
 		kinds := map[string]int{}
 		var templates []map[string]any
 		for _, u := range objs {
+			if _, fn := u.GetAnnotations()["config.kubernetes.io/function"]; fn {
+				continue // a KRM function's configuration: read by kustomize, never applied
+			}
 			kinds[u.GetKind()]++
 			if ns := u.GetNamespace(); ns != "" {
 				Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
