@@ -56,3 +56,9 @@ const (
 	// default list (DefaultYieldTo).
 	YieldTo = "platform.kubevirt.io/yield-to"
 )
+
+// Labelled reports whether an object carries the managed-by label, the
+// selector of the controller's cache of managed objects.
+func Labelled(labels map[string]string) bool {
+	return labels[ManagedByLabel] == ManagedByValue
+}

@@ -50,6 +50,10 @@ type Input struct {
 	Live  engine.LiveReader
 	// Notes say where a fact came from, or why it is unknown (stderr).
 	Notes []string
+	// Unknown name facts the source could not read that the controller
+	// reads for itself (the operand images of its own pod): a render
+	// goes on without them, a facts file is not written.
+	Unknown []string
 }
 
 // Exit is an error that ends the process with code; a nil err exits

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,44 +20,72 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
+// errDiffNeedsCluster: a diff is a server-side dry-run.
+var errDiffNeedsCluster = errors.New("--output diff compares with a live cluster: use --kubeconfig")
+
 // factsSource is render's Source for --facts-file: the cluster as a facts
 // file recorded it.
 type factsSource string
 
-func (p factsSource) Read(context.Context, *catalog.Catalog) (Input, error) {
+func (p factsSource) Read(_ context.Context, cat *catalog.Catalog) (Input, error) {
 	objs, err := preview.ReadObjects(string(p))
 	if err != nil {
 		return Input{}, fmt.Errorf("--facts-file: %w", err)
 	}
-	return factsInput(objs)
+	in, err := factsInput(objs, cat)
+	if err != nil {
+		return Input{}, fmt.Errorf("--facts-file %s: %w", p, err)
+	}
+	return in, nil
 }
 
 func (factsSource) Diff(context.Context, *rendercontext.RenderContext, []engine.Decision, bool, io.Writer) error {
-	return fmt.Errorf("--output diff compares with a live cluster: use --kubeconfig instead of --facts-file")
+	return errDiffNeedsCluster
 }
 
 // factsInput reads facts back from a facts file's objects (render
 // --facts-file, the KRM function).
-func factsInput(objs []*unstructured.Unstructured) (Input, error) {
+func factsInput(objs []*unstructured.Unstructured, cat *catalog.Catalog) (Input, error) {
 	s, err := factsfile.Decode(objs)
 	if err != nil {
 		return Input{}, err
 	}
 	in := Input{Facts: s.Facts, Live: preview.Static(s.Live)}
+	ver, _ := Version()
 	if s.Version != "" {
 		in.Notes = append(in.Notes, fmt.Sprintf("facts recorded by %s %s", Name, s.Version))
+	}
+	// An object this catalog reads that the writer's did not was never
+	// read: unknown, never absent.
+	if in.Facts.Objects != nil {
+		for _, k := range rendercontext.Reads(cat) {
+			if _, read := in.Facts.Objects[k]; read {
+				continue
+			}
+			if _, failed := in.Facts.ObjectErrs[k]; failed {
+				continue
+			}
+			if in.Facts.ObjectErrs == nil {
+				in.Facts.ObjectErrs = map[rendercontext.ObjectKey]error{}
+			}
+			in.Facts.ObjectErrs[k] = fmt.Errorf("%s is not in the facts file (written by %s %s, whose assets do not read it): write the facts again with %s %s", k, Name, s.Version, Name, ver)
+		}
 	}
 	return in, nil
 }
 
-// writeFacts writes what was read as a facts file.
-func writeFacts(w io.Writer, cat *catalog.Catalog, f rendercontext.Facts, reads *recorder) error {
+// writeFacts writes what was read as a facts file; nothing when a fact
+// could not be read (the file would record a guess as the cluster's).
+func writeFacts(w io.Writer, cat *catalog.Catalog, in Input, reads *recorder) error {
 	live, err := reads.objects()
 	if err != nil {
 		return err
 	}
+	if unknown := unread(in); len(unknown) > 0 {
+		return fmt.Errorf("could not read %s: no facts written (they would record a guess); run with an identity that reads what config/rbac grants the autopilot, or fix the source", strings.Join(unknown, "; "))
+	}
 	ver, _ := Version()
-	list, err := factsfile.Encode(factsfile.Snapshot{Facts: f, Live: live, Version: ver}, rendercontext.SchemasKept(cat))
+	list, err := factsfile.Encode(factsfile.Snapshot{Facts: in.Facts, Live: live, Version: ver}, rendercontext.SchemasKept(cat))
 	if err != nil {
 		return err
 	}
@@ -67,9 +97,28 @@ func writeFacts(w io.Writer, cat *catalog.Catalog, f rendercontext.Facts, reads 
 	return err
 }
 
+// unread lists the facts in that could not be read.
+func unread(in Input) []string {
+	out := append([]string(nil), in.Unknown...)
+	f := in.Facts
+	for what, err := range map[string]error{"MachineConfigPools": f.PoolsErr, "StorageProfiles": f.StorageProfilesErr, "StorageClasses": f.StorageClassesErr} {
+		if err != nil {
+			out = append(out, what+" ("+err.Error()+")")
+		}
+	}
+	for gvk, err := range f.PeersErr {
+		out = append(out, gvk.Kind+" ("+err.Error()+")")
+	}
+	for k, err := range f.ObjectErrs {
+		out = append(out, k.String()+" ("+err.Error()+")")
+	}
+	sort.Strings(out)
+	return out
+}
+
 // recorder is a LiveReader that keeps what it read.
 type recorder struct {
-	engine.LiveReader
+	live engine.LiveReader
 	mu   sync.Mutex
 	seen map[rendercontext.ObjectKey]*unstructured.Unstructured
 	// failed is the first read that failed: the facts would hold a
@@ -77,24 +126,40 @@ type recorder struct {
 	failed error
 }
 
+// Live implements engine.LiveReader.
 func (r *recorder) Live(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
-	u, err := r.LiveReader.Live(ctx, gvk, namespace, name)
-	if err != nil {
-		r.mu.Lock()
+	u, err := r.live.Live(ctx, gvk, namespace, name)
+	r.record(gvk, namespace, name, u, err)
+	return u, err
+}
+
+// Owned implements engine.OwnedReader, as the controller's reader does.
+func (r *recorder) Owned(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	var u *unstructured.Unstructured
+	var err error
+	if o, ok := r.live.(engine.OwnedReader); ok {
+		u, err = o.Owned(ctx, gvk, namespace, name)
+	} else {
+		u, err = r.live.Live(ctx, gvk, namespace, name)
+	}
+	r.record(gvk, namespace, name, u, err)
+	return u, err
+}
+
+func (r *recorder) record(gvk schema.GroupVersionKind, namespace, name string, u *unstructured.Unstructured, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case err != nil:
 		if r.failed == nil {
 			r.failed = fmt.Errorf("read %s %s/%s: %w", gvk.Kind, namespace, name, err)
 		}
-		r.mu.Unlock()
-	}
-	if err == nil && u != nil {
-		r.mu.Lock()
+	case u != nil:
 		if r.seen == nil {
 			r.seen = map[rendercontext.ObjectKey]*unstructured.Unstructured{}
 		}
 		r.seen[rendercontext.ObjectKey{GVK: gvk, Namespace: namespace, Name: name}] = u.DeepCopy()
-		r.mu.Unlock()
 	}
-	return u, err
 }
 
 // objects are the objects read, in a stable order; an error when a read

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
@@ -236,9 +237,42 @@ func TestFactsFlagsRefused(t *testing.T) {
 		{"--facts-file", facts, "-o", "diff"},
 		{"--hco-file", hco, "-o", "facts", "--asset", "swap-enable"},
 		{"--hco-file", hco, "-o", "facts", "--show-excluded"},
+		{"--hco-file", hco, "-o", "facts", "--activation", "true"},
 	} {
 		if _, stderr, code := renderOut(args...); code != ExitError {
 			t.Errorf("%v: exit %d, want %d\n%s", args, code, ExitError, stderr)
 		}
+	}
+}
+
+// A facts file from a version whose assets read fewer objects leaves the
+// others unknown, never absent, and says what to do.
+func TestFactsFromAnotherCatalog(t *testing.T) {
+	dir := t.TempDir()
+	hco := write(t, dir, "hco.yaml", hcoYAML)
+	objs := write(t, dir, "objs.yaml", "apiVersion: v1\nkind: List\nitems: []\n")
+	facts, stderr, code := renderOut("--hco-file", hco, "--objects-file", objs, "-o", "facts")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	items, err := preview.ReadObjects(write(t, dir, "facts.yaml", facts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The writer's catalog read nothing.
+	header := items[0]
+	if err := unstructured.SetNestedField(header.Object, "[]", "data", "reads"); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for _, u := range items {
+		y, _ := yaml.Marshal(u.Object)
+		b.WriteString("---\n")
+		b.Write(y)
+	}
+	older := write(t, dir, "older.yaml", b.String())
+	out, stderr, _ := renderOut("--facts-file", older, "-o", "status")
+	if !strings.Contains(out+stderr, "is not in the facts file") || !strings.Contains(out+stderr, "write the facts again") {
+		t.Fatalf("an unrecorded read is not reported as unknown:\n%s\n%s", out, stderr)
 	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,8 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/yaml"
 
+	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/factsfile"
@@ -21,7 +22,7 @@ import (
 )
 
 // The KRM function: render from a facts file handed over as a ResourceList
-// (kustomize's exec transformers, kpt fn eval --exec), by the same
+// (for example a kustomize exec transformer), by the same
 // evaluation as render --facts-file.
 
 const resourceListVersion = "config.kubernetes.io/v1"
@@ -44,12 +45,13 @@ func newFnCommand() *cobra.Command {
 		Long: `Run render as a KRM function (for example a kustomize exec transformer).
 
 Input: a ResourceList on stdin whose items hold a facts file (written by
-'render --kubeconfig ... --output facts'; its objects carry
-config.kubernetes.io/local-config, so kustomize never emits them). Output:
-the ResourceList with the facts replaced by the objects the controller
-would apply on that cluster, exactly as 'render --facts-file' renders
-them; other items pass through. Notes and warnings go to results;
-an annotation not understood is an error result and exit code 1.
+'render --kubeconfig ... --output facts'; its objects carry the
+platform.kubevirt.io/facts mark, and config.kubernetes.io/local-config so
+kustomize never emits them). Output: the ResourceList with the facts
+replaced by the objects the controller would apply on that cluster,
+exactly as 'render --facts-file' renders them; every other item passes
+through. Notes and warnings go to results; an annotation not understood
+is an error result and exit code 3, as for render.
 
 functionConfig: an optional ConfigMap whose data may hold
 ` + strings.Join(keys, "\n"),
@@ -83,7 +85,7 @@ functionConfig: an optional ConfigMap whose data may hold
 				return &exitError{ExitError, err}
 			}
 			if len(bad) > 0 {
-				return &exitError{ExitChanges, fmt.Errorf("%d asset(s) INVALID, left as they are until fixed:\n  %s", len(bad), strings.Join(bad, "\n  "))}
+				return &exitError{ExitInvalid, fmt.Errorf("%d asset(s) INVALID, left as they are until fixed:\n  %s", len(bad), strings.Join(bad, "\n  "))}
 			}
 			return nil
 		},
@@ -110,13 +112,17 @@ func runFn(raw []byte) (out []byte, bad []string, err error) {
 			return nil, nil, fmt.Errorf("items[%d] is not an object", i)
 		}
 		u := &unstructured.Unstructured{Object: m}
-		if u.GetAnnotations()[factsfile.LocalConfig] == "true" {
+		if factsfile.Marked(u) {
 			facts = append(facts, u)
 			continue
 		}
 		passed = append(passed, m)
 	}
-	in, err := factsInput(facts)
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err := factsInput(facts, cat)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the items hold no usable facts file: %w", err)
 	}
@@ -155,10 +161,16 @@ func runFn(raw []byte) (out []byte, bad []string, err error) {
 	return out, bad, err
 }
 
-// decodeResourceList reads a ResourceList in YAML or JSON.
+// decodeResourceList reads a ResourceList in YAML or JSON, integers as
+// int64 as the API machinery holds them (a float64 would compare unequal
+// with what a template renders).
 func decodeResourceList(raw []byte) (map[string]any, error) {
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("read the ResourceList on stdin: %w", err)
+	}
 	var rl map[string]any
-	if err := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096).Decode(&rl); err != nil {
+	if err := utiljson.Unmarshal(js, &rl); err != nil {
 		return nil, fmt.Errorf("read the ResourceList on stdin: %w", err)
 	}
 	if rl["kind"] != "ResourceList" {
@@ -206,5 +218,5 @@ type staticSource struct{ in Input }
 func (s staticSource) Read(context.Context, *catalog.Catalog) (Input, error) { return s.in, nil }
 
 func (staticSource) Diff(context.Context, *rendercontext.RenderContext, []engine.Decision, bool, io.Writer) error {
-	return fmt.Errorf("a KRM function has no cluster to compare with")
+	return errDiffNeedsCluster
 }

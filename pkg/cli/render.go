@@ -146,7 +146,7 @@ func (o *renderOptions) validate(f *pflag.FlagSet) error {
 			}
 		}
 		if o.output == "diff" {
-			return &exitError{ExitError, fmt.Errorf("--output diff compares with a live cluster: use --kubeconfig instead of --facts-file")}
+			return &exitError{ExitError, errDiffNeedsCluster}
 		}
 	}
 	if o.hcoFile != "" {
@@ -156,7 +156,7 @@ func (o *renderOptions) validate(f *pflag.FlagSet) error {
 			}
 		}
 		if o.output == "diff" {
-			return &exitError{ExitError, fmt.Errorf("--output diff compares with a live cluster: use --kubeconfig instead of --hco-file")}
+			return &exitError{ExitError, errDiffNeedsCluster}
 		}
 	} else if o.factsFile == "" {
 		if ns, name, ok := strings.Cut(o.deployment, "/"); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
@@ -168,8 +168,8 @@ func (o *renderOptions) validate(f *pflag.FlagSet) error {
 			}
 		}
 	}
-	if o.output == "facts" && (len(o.assets) > 0 || o.showExcluded) {
-		return &exitError{ExitError, fmt.Errorf("--output facts records what the whole evaluation reads: --asset and --show-excluded do not apply")}
+	if o.output == "facts" && (len(o.assets) > 0 || o.showExcluded || o.activation != nil) {
+		return &exitError{ExitError, fmt.Errorf("--output facts records the cluster as it is, for every asset: --asset, --show-excluded and --activation do not apply (give them to the render from the facts)")}
 	}
 	return o.validateAssets()
 }
@@ -217,14 +217,18 @@ func evaluate(ctx context.Context, o renderOptions, src Source) (*evaluation, er
 	}
 	e := &evaluation{cat: cat, in: in}
 	live := in.Live
+	ev := &engine.Evaluator{Renderer: render.New(assets.FS, render.OneShot())}
 	if o.output == "facts" {
-		// Every object the evaluation reads as live goes into the file.
-		e.reads = &recorder{LiveReader: in.Live}
+		// Every object the evaluation reads as live goes into the file,
+		// also those of assets a paused or partial activation leaves
+		// alone: a render from the facts may preview switching them on.
+		e.reads = &recorder{live: in.Live}
 		live = e.reads
+		on := "true"
+		ev.Plan(ctx, cat, rendercontext.New(withActivation(in.Facts, &on)), live, engine.Preview)
 	}
 	rc := rendercontext.New(withActivation(in.Facts, o.activation))
 	e.act = engine.ActivationOf(rc, cat)
-	ev := &engine.Evaluator{Renderer: render.New(assets.FS, render.OneShot())}
 	e.eval = ev.Plan(ctx, cat, rc, live, engine.Preview)
 	e.notices = ev.Notices(cat, e.eval)
 	return e, nil
@@ -267,7 +271,7 @@ func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 	var werr error
 	switch o.output {
 	case "facts":
-		werr = writeFacts(stdout, cat, e.in.Facts, e.reads)
+		werr = writeFacts(stdout, cat, e.in, e.reads)
 	case "features":
 		werr = features.WriteTable(stdout, features.Of(cat, rc, ds, nil))
 	case "status":
@@ -309,7 +313,7 @@ func (f files) Read(_ context.Context, cat *catalog.Catalog) (Input, error) {
 }
 
 func (files) Diff(context.Context, *rendercontext.RenderContext, []engine.Decision, bool, io.Writer) error {
-	return fmt.Errorf("--output diff compares with a live cluster: use --kubeconfig instead of --hco-file")
+	return errDiffNeedsCluster
 }
 
 // withActivation returns facts whose HCO carries the activation switch v

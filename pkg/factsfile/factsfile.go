@@ -1,8 +1,9 @@
 // Package factsfile writes what the autopilot read from a cluster as one
 // file of Kubernetes objects, and reads it back as the same facts: render
 // --output facts writes one, render --facts-file and the KRM function
-// (render fn) render from it offline, exactly as the controller would on
-// that cluster.
+// (fn) render from it offline, exactly as the controller would on that
+// cluster (except for an asset the controller holds in backoff after a
+// failure, which is process state).
 //
 // The file is a v1 List: the objects as read (Nodes and CRDs trimmed as
 // the controller's cache trims them, Secret data redacted), and one
@@ -25,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
@@ -86,8 +88,13 @@ func refOf(gvk schema.GroupVersionKind, namespace, name string) ref {
 	return ref{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: namespace, Name: name}
 }
 
+// gvk is r's kind; an apiVersion that does not parse gives a kind no
+// lookup matches (Decode refuses it where it matters).
 func (r ref) gvk() schema.GroupVersionKind {
-	gv, _ := schema.ParseGroupVersion(r.APIVersion)
+	gv, err := schema.ParseGroupVersion(r.APIVersion)
+	if err != nil {
+		return schema.GroupVersionKind{Kind: r.Kind, Version: "invalid"}
+	}
 	return gv.WithKind(r.Kind)
 }
 
@@ -137,6 +144,8 @@ func Encode(s Snapshot, keepSchema map[string]bool) (*unstructured.UnstructuredL
 	for i := range f.Nodes {
 		n := rendercontext.TrimNode(&f.Nodes[i])
 		n.APIVersion, n.Kind = "v1", "Node"
+		// Not read, and new on every node update: noise in Git.
+		n.UID, n.ResourceVersion = "", ""
 		u, err := toUnstructured(n)
 		if err != nil {
 			return nil, err
@@ -164,14 +173,16 @@ func Encode(s Snapshot, keepSchema map[string]bool) (*unstructured.UnstructuredL
 
 	if f.Objects != nil || f.ObjectErrs != nil {
 		var reads []ref
-		for k, u := range f.Objects {
+		for k := range f.Objects {
 			reads = append(reads, refOf(k.GVK, k.Namespace, k.Name))
-			w.add(u)
+		}
+		sortRefs(reads)
+		for _, r := range reads {
+			w.add(f.Objects[r.key()])
 		}
 		for k, err := range f.ObjectErrs {
 			failed = append(failed, unread{Fact: factObject, ref: refOf(k.GVK, k.Namespace, k.Name), Error: err.Error()})
 		}
-		sortRefs(reads)
 		if err := h.set(keyReads, reads); err != nil {
 			return nil, err
 		}
@@ -212,43 +223,36 @@ func (w *writer) add(objs ...*unstructured.Unstructured) {
 			continue
 		}
 		w.seen[k] = true
-		w.items = append(w.items, local(redact(u)))
+		w.items = append(w.items, mark(preview.Redact(u)))
 	}
 }
 
-// local marks a copy of u as input for a pipeline, never an object to
-// apply: kustomize and kpt drop local-config objects from what they
-// write, and the KRM function takes them as the facts. Read back, the
-// mark is removed.
-func local(u *unstructured.Unstructured) *unstructured.Unstructured {
+// mark marks a copy of u as a facts file's: Marker for the KRM function,
+// which takes exactly these items as the facts, and local-config, so a
+// pipeline never applies it (kustomize and kpt drop local-config objects
+// from what they write). Read back, both marks are removed.
+func mark(u *unstructured.Unstructured) *unstructured.Unstructured {
 	c := u.DeepCopy()
 	ann := c.GetAnnotations()
 	if ann == nil {
 		ann = map[string]string{}
 	}
 	ann[LocalConfig] = "true"
+	ann[Marker] = Format
 	c.SetAnnotations(ann)
 	return c
 }
 
-// LocalConfig marks the objects of a facts file.
+// Marker marks each object of a facts file (its value is the format).
+const Marker = "platform.kubevirt.io/facts"
+
+// LocalConfig is the KRM mark of input that is never applied.
 const LocalConfig = "config.kubernetes.io/local-config"
 
-// redact blanks Secret data: no asset renders from it, and a facts file
-// is meant for Git.
-func redact(u *unstructured.Unstructured) *unstructured.Unstructured {
-	if u.GetKind() != "Secret" || u.GroupVersionKind().Group != "" {
-		return u
-	}
-	c := u.DeepCopy()
-	for _, f := range []string{"data", "stringData"} {
-		if m, ok := c.Object[f].(map[string]any); ok {
-			for k := range m {
-				m[k] = ""
-			}
-		}
-	}
-	return c
+// Marked reports whether u is an object of a facts file.
+func Marked(u *unstructured.Unstructured) bool {
+	_, ok := u.GetAnnotations()[Marker]
+	return ok
 }
 
 func toUnstructured(obj any) (*unstructured.Unstructured, error) {
@@ -292,6 +296,24 @@ func (h header) set(key string, v any) error {
 	return nil
 }
 
+// check refuses a header without a key format 1 always writes, or with
+// one it does not know.
+func (h header) check() error {
+	known := map[string]bool{keyFormat: true, keyVersion: false, keyNamespace: true, keyAssumeAll: false,
+		keyImages: true, keyStructures: true, keyListed: true, keyReads: false, keyUnread: true}
+	for k := range h.data {
+		if _, ok := known[k]; !ok {
+			return fmt.Errorf("facts header key %q is not understood (written by a newer version?): write the file again with this version's 'render --output facts'", k)
+		}
+	}
+	for k, required := range known {
+		if _, ok := h.data[k]; required && !ok {
+			return fmt.Errorf("facts header lacks %q: write the file again with 'render --output facts'", k)
+		}
+	}
+	return nil
+}
+
 func (h header) get(key string, into any) error {
 	v, ok := h.data[key]
 	if !ok {
@@ -307,7 +329,7 @@ func (h header) object(namespace string) unstructured.Unstructured {
 	cm := &corev1.ConfigMap{Data: h.data}
 	cm.APIVersion, cm.Kind = "v1", "ConfigMap"
 	cm.Name, cm.Namespace = HeaderName, namespace
-	cm.Annotations = map[string]string{LocalConfig: "true"}
+	cm.Annotations = map[string]string{LocalConfig: "true", Marker: Format}
 	m, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(cm)
 	return unstructured.Unstructured{Object: m}
 }
@@ -324,16 +346,25 @@ func Decode(items []*unstructured.Unstructured) (Snapshot, error) {
 	var s Snapshot
 	var h *header
 	var objs []*unstructured.Unstructured
+	seen := map[rendercontext.ObjectKey]bool{}
 	for _, u := range items {
 		u = withoutRuntimeAnnotations(u)
 		if isHeader(u) {
 			if h != nil {
 				return s, fmt.Errorf("two facts headers (ConfigMap %s): give one cluster's facts", HeaderName)
 			}
-			data, _, _ := unstructured.NestedStringMap(u.Object, "data")
+			data, _, err := unstructured.NestedStringMap(u.Object, "data")
+			if err != nil {
+				return s, fmt.Errorf("facts header: %w", err)
+			}
 			h = &header{data: data}
 			continue
 		}
+		k := rendercontext.ObjectKey{GVK: u.GroupVersionKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+		if seen[k] {
+			return s, fmt.Errorf("%s appears twice: a facts file holds each object once (two files, or an edit?); write it again with 'render --output facts'", k)
+		}
+		seen[k] = true
 		objs = append(objs, u)
 	}
 	if h == nil {
@@ -341,6 +372,9 @@ func Decode(items []*unstructured.Unstructured) (Snapshot, error) {
 	}
 	if v := h.data[keyFormat]; v != Format {
 		return s, fmt.Errorf("facts format %q: this autopilot reads format %s; write the file again with this version's 'render --output facts'", v, Format)
+	}
+	if err := h.check(); err != nil {
+		return s, err
 	}
 	f := &s.Facts
 	f.Namespace = h.data[keyNamespace]
@@ -358,8 +392,12 @@ func Decode(items []*unstructured.Unstructured) (Snapshot, error) {
 	// listed is "not installed".
 	isListed := map[schema.GroupVersionKind]bool{}
 	for _, r := range listed {
-		isListed[r.gvk()] = true
-		switch g := r.gvk(); g {
+		g := r.gvk()
+		if _, peer := rendercontext.PeerKinds[g]; !peer && g != rendercontext.PoolGVK && g != rendercontext.StorageProfileGVK && g != rendercontext.StorageClassGVK {
+			return s, fmt.Errorf("facts header %s: %s is not a kind the autopilot lists (written by a newer version?)", keyListed, g)
+		}
+		isListed[g] = true
+		switch g {
 		case rendercontext.PoolGVK:
 			f.Pools = []*unstructured.Unstructured{}
 		case rendercontext.StorageProfileGVK:
@@ -409,7 +447,7 @@ func Decode(items []*unstructured.Unstructured) (Snapshot, error) {
 		}
 	}
 	if f.HCO == nil {
-		return s, fmt.Errorf("the facts hold no HyperConverged %s/%s", f.Namespace, rendercontext.HCOName)
+		return s, fmt.Errorf("the facts hold no HyperConverged %s/%s (a pipeline that renamed or re-namespaced the facts changes what they say: leave them as written)", f.Namespace, rendercontext.HCOName)
 	}
 	s.Live = objs
 	return s, nil
@@ -488,7 +526,8 @@ func withoutRuntimeAnnotations(u *unstructured.Unstructured) *unstructured.Unstr
 
 func runtimeAnnotation(k string) bool {
 	switch k {
-	case LocalConfig, "config.kubernetes.io/index", "config.kubernetes.io/path", "config.kubernetes.io/id", "config.k8s.io/id":
+	case Marker, LocalConfig, "config.kubernetes.io/index", "config.kubernetes.io/path", "config.kubernetes.io/id", "config.k8s.io/id",
+		"config.kubernetes.io/origin", "alpha.config.kubernetes.io/transformations", "kustomize.config.k8s.io/id":
 		return true
 	}
 	return strings.HasPrefix(k, "internal.config.kubernetes.io/")

@@ -379,6 +379,21 @@ func TestDecodeRefuses(t *testing.T) {
 			}
 			return out
 		},
+		"appears twice": func(in []*unstructured.Unstructured) []*unstructured.Unstructured {
+			return append(in, in[len(in)-1].DeepCopy())
+		},
+		`header key "extra" is not understood`: func(in []*unstructured.Unstructured) []*unstructured.Unstructured {
+			_ = unstructured.SetNestedField(in[0].Object, "x", "data", "extra")
+			return in
+		},
+		`header lacks "structures"`: func(in []*unstructured.Unstructured) []*unstructured.Unstructured {
+			unstructured.RemoveNestedField(in[0].Object, "data", "structures")
+			return in
+		},
+		"not a kind the autopilot lists": func(in []*unstructured.Unstructured) []*unstructured.Unstructured {
+			_ = unstructured.SetNestedField(in[0].Object, `[{"apiVersion":"v1","kind":"Secret"}]`, "data", "listed")
+			return in
+		},
 		"header images": func(in []*unstructured.Unstructured) []*unstructured.Unstructured {
 			_ = unstructured.SetNestedField(in[0].Object, "[", "data", "images")
 			return in

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
@@ -180,6 +181,16 @@ func (l LiveReader) Live(ctx context.Context, gvk schema.GroupVersionKind, names
 	ref.SetNamespace(namespace)
 	ref.SetName(name)
 	return Object(ctx, l.Reader, ref)
+}
+
+// Owned implements engine.OwnedReader as the controller's label-filtered
+// cache answers: only an object carrying the autopilot's label.
+func (l LiveReader) Owned(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	u, err := l.Live(ctx, gvk, namespace, name)
+	if err != nil || u == nil || !annotations.Labelled(u.GetLabels()) {
+		return nil, err
+	}
+	return u, nil
 }
 
 // Object reads the live copy of ref: nil when it does not exist or its kind

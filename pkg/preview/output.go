@@ -130,6 +130,13 @@ func Redact(u *unstructured.Unstructured) *unstructured.Unstructured {
 		return u
 	}
 	c := u.DeepCopy()
+	// kubectl apply keeps the whole object, data included, here.
+	if ann := c.GetAnnotations(); ann != nil {
+		if _, ok := ann["kubectl.kubernetes.io/last-applied-configuration"]; ok {
+			delete(ann, "kubectl.kubernetes.io/last-applied-configuration")
+			c.SetAnnotations(ann)
+		}
+	}
 	for _, f := range []string{"data", "stringData"} {
 		if m, ok := c.Object[f].(map[string]any); ok {
 			for k := range m {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -75,7 +76,7 @@ func factsSpecs(ctx context.Context) {
 			d := &eval.Decisions[i]
 			switch {
 			case d.Verdict != engine.VerdictIncluded || d.Live == nil || d.Asset.Shared || catalog.RebootKinds[d.Desired.GetKind()]:
-			case d.Desired.GetKind() == "HyperConverged" || d.Desired.GetNamespace() == "":
+			case d.Desired.GetKind() == "HyperConverged":
 			default:
 				target = d.Desired
 			}
@@ -83,7 +84,13 @@ func factsSpecs(ctx context.Context) {
 				break
 			}
 		}
-		Expect(target).NotTo(BeNil(), "an applied namespaced object of a non-node asset")
+		Expect(target).NotTo(BeNil(), "an applied object of a non-node asset among %v", func() []string {
+			var out []string
+			for _, d := range eval.Decisions {
+				out = append(out, fmt.Sprintf("%s %v live=%v shared=%v", d.Asset.Name, d.Verdict, d.Live != nil, d.Asset.Shared))
+			}
+			return out
+		}())
 		gvk, ns, name := target.GroupVersionKind(), target.GetNamespace(), target.GetName()
 		patch := `[{"op":"add","path":"/metadata/labels/facts-spec","value":"live-only"}]`
 		setPatch := func(v string) {

@@ -81,11 +81,13 @@ func (l live) Read(ctx context.Context, cat *catalog.Catalog) (cli.Input, error)
 	switch {
 	case err != nil:
 		in.Notes = append(in.Notes, err.Error()+"; operand images are unknown, so assets that need one wait (--autopilot-deployment names another)")
+		in.Unknown = append(in.Unknown, "the operand images ("+err.Error()+")")
 	default:
 		in.Facts.Images = images
 		in.Notes = append(in.Notes, fmt.Sprintf("operand images from Deployment %s (%d)", l.deployment, len(images)))
 		if len(unread) > 0 {
 			in.Notes = append(in.Notes, fmt.Sprintf("Deployment %s takes %s from elsewhere (valueFrom, envFrom, a reference): unknown here, so assets that need them wait", l.deployment, strings.Join(unread, ", ")))
+			in.Unknown = append(in.Unknown, fmt.Sprintf("operand images Deployment %s takes from elsewhere (%s)", l.deployment, strings.Join(unread, ", ")))
 		}
 	}
 	return in, nil
