@@ -36,7 +36,7 @@ func obj(gvk schema.GroupVersionKind, ns, name string, r *rand.Rand) *unstructur
 	}
 	if r.Intn(2) == 0 {
 		u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "argocd-controller", Operation: metav1.ManagedFieldsOperationApply,
-			APIVersion: gvk.GroupVersion().String(), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:x":{}}}`)}}})
+			APIVersion: gvk.GroupVersion().String(), FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:x":{}}}`)}})
 	}
 	_ = unstructured.SetNestedField(u.Object, map[string]any{"x": r.Int63n(1000), "on": "yes", "ratio": 0.5, "list": []any{"a", int64(2)}}, "spec")
 	return u
