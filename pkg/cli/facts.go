@@ -82,7 +82,7 @@ func writeFacts(w io.Writer, cat *catalog.Catalog, in Input, reads *recorder) er
 		return err
 	}
 	if unknown := unread(in); len(unknown) > 0 {
-		return fmt.Errorf("could not read %s: no facts written (they would record a guess); run with an identity that reads what config/rbac grants the autopilot, or fix the source", strings.Join(unknown, "; "))
+		return fmt.Errorf("could not read %s: no facts written (they would record a guess); fix what is named: the reads need what config/rbac grants the autopilot, and --autopilot-deployment names its Deployment", strings.Join(unknown, "; "))
 	}
 	ver, _ := Version()
 	list, err := factsfile.Encode(factsfile.Snapshot{Facts: in.Facts, Live: live, Version: ver}, rendercontext.SchemasKept(cat))

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,6 +151,18 @@ func TestBinary(t *testing.T) {
 	if l := dump(); strings.Contains(l, `"asset evaluated"`) || strings.Contains(l, `"watching a kind"`) {
 		t.Fatalf("debug-level lines in the default log:\n%s", l)
 	}
+	// The autopilot's Deployment, where render against a cluster reads the
+	// operand images the controller's pod has (this process has none).
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "virt-platform-autopilot-system"}}); err != nil {
+		t.Fatal(err)
+	}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "virt-platform-autopilot-system", Name: "virt-platform-autopilot"}}
+	dep.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "autopilot"}}
+	dep.Spec.Template.Labels = map[string]string{"app": "autopilot"}
+	dep.Spec.Template.Spec.Containers = []corev1.Container{{Name: "manager", Image: "autopilot"}}
+	if err := c.Create(ctx, dep); err != nil {
+		t.Fatal(err)
+	}
 	runReadmeCommands(t, bin, kubeconfig)
 
 	code, body = get("http://" + dbg + "/debug/health?format=json")
@@ -180,6 +194,7 @@ func runReadmeCommands(t *testing.T, bin, kubeconfig string) {
 	}
 	ran := 0
 	inBlock := false
+	tmp, written := t.TempDir(), map[string]string{}
 	for _, line := range strings.Split(string(raw), "\n") {
 		if strings.HasPrefix(line, "```") {
 			inBlock = !inBlock
@@ -192,9 +207,34 @@ func runReadmeCommands(t *testing.T, bin, kubeconfig string) {
 		cmdline := strings.TrimSpace(strings.SplitN(line, "#", 2)[0])
 		cmdline = strings.Replace(cmdline, "~/.kube/config", kubeconfig, 1)
 		args := strings.Fields(strings.TrimPrefix(cmdline, prefix))
+		// "> FILE" writes stdout to a file in a temporary folder, which
+		// later commands read by the same name.
+		var to *os.File
+		for i := 0; i < len(args); i++ {
+			if p, ok := written[args[i]]; ok {
+				args[i] = p
+			}
+			if args[i] == ">" && i+1 < len(args) {
+				p := filepath.Join(tmp, filepath.Base(args[i+1]))
+				written[args[i+1]] = p
+				if to, err = os.Create(p); err != nil {
+					t.Fatal(err)
+				}
+				args = args[:i]
+			}
+		}
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = testenv.RepoRoot()
-		out, err := cmd.CombinedOutput()
+		var out []byte
+		if to != nil {
+			var stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = to, &stderr
+			err = cmd.Run()
+			_ = to.Close()
+			out = stderr.Bytes()
+		} else {
+			out, err = cmd.CombinedOutput()
+		}
 		code := cmd.ProcessState.ExitCode()
 		// A live diff exits 1 when something would change: the README says so.
 		if err != nil && (code != 1 || !strings.Contains(cmdline, "--output diff")) {
