@@ -225,7 +225,8 @@ func evaluate(ctx context.Context, o renderOptions, src Source) (*evaluation, er
 		e.reads = &recorder{live: in.Live}
 		live = e.reads
 		on := "true"
-		ev.Plan(ctx, cat, rendercontext.New(withActivation(in.Facts, &on)), live, engine.Preview)
+		all := &engine.Evaluator{Renderer: render.New(assets.FS, render.OneShot())}
+		all.Plan(ctx, cat, rendercontext.New(withActivation(in.Facts, &on)), live, engine.Preview)
 	}
 	rc := rendercontext.New(withActivation(in.Facts, o.activation))
 	e.act = engine.ActivationOf(rc, cat)
