@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -274,5 +275,39 @@ func TestFactsFromAnotherCatalog(t *testing.T) {
 	out, stderr, _ := renderOut("--facts-file", older, "-o", "status")
 	if !strings.Contains(out+stderr, "is not in the facts file") || !strings.Contains(out+stderr, "write the facts again") {
 		t.Fatalf("an unrecorded read is not reported as unknown:\n%s\n%s", out, stderr)
+	}
+}
+
+// liveSource is a cluster in memory: an HCO file's facts and live objects.
+type liveSource struct {
+	files
+	live preview.Static
+}
+
+func (s liveSource) Read(ctx context.Context, cat *catalog.Catalog) (Input, error) {
+	in, err := s.files.Read(ctx, cat)
+	in.Live = append(s.live, in.Facts.HCO)
+	return in, err
+}
+
+// A paused autopilot reads no managed object, yet its facts hold them all:
+// a render from them previews switching it on with every customization
+// the objects carry.
+func TestFactsOfPausedClusterPreviewSwitchingOn(t *testing.T) {
+	dir := t.TempDir()
+	paused := strings.Replace(hcoYAML, "  annotations:\n", "  annotations:\n    platform.kubevirt.io/autopilot: \"false\"\n", 1)
+	paused = strings.Replace(paused, "    platform.kubevirt.io/disabled-resources: \"MachineConfig/90-worker-kubevirt-swap\"\n", "", 1)
+	hco := write(t, dir, "hco.yaml", paused)
+	mc := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
+		"metadata": map[string]any{"name": "90-worker-kubevirt-swap", "annotations": map[string]any{annotations.Mode: "unmanaged"}}}}
+	var facts, stderr bytes.Buffer
+	src := liveSource{files: files(renderOptions{hcoFile: hco}), live: preview.Static{mc}}
+	if err := runRender(renderOptions{hcoFile: hco, output: "facts"}, src, &facts, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	factsFile := write(t, dir, "facts.yaml", facts.String())
+	out, errOut, code := renderOut("--facts-file", factsFile, "--activation", "true", "--asset", "swap-enable", "-o", "status")
+	if code != ExitOK || !strings.Contains(out, "UNMANAGED") {
+		t.Fatalf("switched on, the swap MachineConfig's own mode applies (exit %d):\n%s\n%s", code, out, errOut)
 	}
 }
