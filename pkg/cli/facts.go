@@ -50,10 +50,14 @@ func factsInput(objs []*unstructured.Unstructured, cat *catalog.Catalog) (Input,
 	if err != nil {
 		return Input{}, err
 	}
-	in := Input{Facts: s.Facts, Live: preview.Static(s.Live)}
+	in := Input{Facts: s.Facts, Live: s.Reader()}
 	ver, _ := Version()
 	if s.Version != "" {
 		in.Notes = append(in.Notes, fmt.Sprintf("facts recorded by %s %s", Name, s.Version))
+	}
+	if s.Version != ver {
+		// A kind this version lists that the writer's did not: unknown.
+		unlisted(&in.Facts, fmt.Errorf("not listed in the facts file (written by %s %s): write the facts again with %s %s", Name, s.Version, Name, ver))
 	}
 	// An object this catalog reads that the writer's did not was never
 	// read: unknown, never absent.
@@ -74,6 +78,29 @@ func factsInput(objs []*unstructured.Unstructured, cat *catalog.Catalog) (Input,
 	return in, nil
 }
 
+// unlisted marks each kind the autopilot lists whose CRD the facts hold,
+// but which was neither listed nor failed, as failed with err.
+func unlisted(f *rendercontext.Facts, err error) {
+	installed := map[string]bool{}
+	for i := range f.CRDs {
+		installed[f.CRDs[i].Name] = true
+	}
+	for gvk, crd := range rendercontext.PeerKinds {
+		if _, listed := f.Peers[gvk]; installed[crd] && !listed && f.PeersErr[gvk] == nil {
+			if f.PeersErr == nil {
+				f.PeersErr = map[schema.GroupVersionKind]error{}
+			}
+			f.PeersErr[gvk] = err
+		}
+	}
+	if installed[rendercontext.PoolCRD] && f.Pools == nil && f.PoolsErr == nil {
+		f.PoolsErr = err
+	}
+	if installed[rendercontext.StorageProfileCRD] && f.StorageProfiles == nil && f.StorageProfilesErr == nil {
+		f.StorageProfilesErr = err
+	}
+}
+
 // writeFacts writes what was read as a facts file; nothing when a fact
 // could not be read (the file would record a guess as the cluster's).
 func writeFacts(w io.Writer, cat *catalog.Catalog, in Input, reads *recorder) error {
@@ -82,10 +109,10 @@ func writeFacts(w io.Writer, cat *catalog.Catalog, in Input, reads *recorder) er
 		return err
 	}
 	if unknown := unread(in); len(unknown) > 0 {
-		return fmt.Errorf("could not read %s: no facts written (they would record a guess); fix what is named: the reads need what config/rbac grants the autopilot, and --autopilot-deployment names its Deployment", strings.Join(unknown, "; "))
+		return fmt.Errorf("could not read %s: no facts written (they would record a guess); fix what is named and run it again (reading a cluster needs what config/rbac grants the autopilot; --autopilot-deployment names its Deployment; facts from another version are written again from the cluster)", strings.Join(unknown, "; "))
 	}
 	ver, _ := Version()
-	list, err := factsfile.Encode(factsfile.Snapshot{Facts: in.Facts, Live: live, Version: ver}, rendercontext.SchemasKept(cat))
+	list, err := factsfile.Encode(factsfile.Snapshot{Facts: in.Facts, Live: live, Absent: reads.absentKeys(), Version: ver}, rendercontext.SchemasKept(cat))
 	if err != nil {
 		return err
 	}
@@ -118,9 +145,10 @@ func unread(in Input) []string {
 
 // recorder is a LiveReader that keeps what it read.
 type recorder struct {
-	live engine.LiveReader
-	mu   sync.Mutex
-	seen map[rendercontext.ObjectKey]*unstructured.Unstructured
+	live   engine.LiveReader
+	mu     sync.Mutex
+	seen   map[rendercontext.ObjectKey]*unstructured.Unstructured
+	absent map[rendercontext.ObjectKey]bool
 	// failed is the first read that failed: the facts would hold a
 	// guess, so none are written.
 	failed error
@@ -134,16 +162,10 @@ func (r *recorder) Live(ctx context.Context, gvk schema.GroupVersionKind, namesp
 }
 
 // Owned implements engine.OwnedReader, as the controller's reader does.
+// The object is recorded whatever its labels: another activation may read
+// it with Live.
 func (r *recorder) Owned(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
-	var u *unstructured.Unstructured
-	var err error
-	if o, ok := r.live.(engine.OwnedReader); ok {
-		u, err = o.Owned(ctx, gvk, namespace, name)
-	} else {
-		u, err = r.live.Live(ctx, gvk, namespace, name)
-	}
-	r.record(gvk, namespace, name, u, err)
-	return u, err
+	return preview.OnlyOwned(r.Live(ctx, gvk, namespace, name))
 }
 
 func (r *recorder) record(gvk schema.GroupVersionKind, namespace, name string, u *unstructured.Unstructured, err error) {
@@ -159,7 +181,23 @@ func (r *recorder) record(gvk schema.GroupVersionKind, namespace, name string, u
 			r.seen = map[rendercontext.ObjectKey]*unstructured.Unstructured{}
 		}
 		r.seen[rendercontext.ObjectKey{GVK: gvk, Namespace: namespace, Name: name}] = u.DeepCopy()
+	default:
+		if r.absent == nil {
+			r.absent = map[rendercontext.ObjectKey]bool{}
+		}
+		r.absent[rendercontext.ObjectKey{GVK: gvk, Namespace: namespace, Name: name}] = true
 	}
+}
+
+// absentKeys are the reads that found nothing.
+func (r *recorder) absentKeys() []rendercontext.ObjectKey {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]rendercontext.ObjectKey, 0, len(r.absent))
+	for k := range r.absent {
+		out = append(out, k)
+	}
+	return out
 }
 
 // objects are the objects read, in a stable order; an error when a read
@@ -168,7 +206,7 @@ func (r *recorder) objects() ([]*unstructured.Unstructured, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.failed != nil {
-		return nil, fmt.Errorf("%w; no facts written (they would record a guess): try again", r.failed)
+		return nil, fmt.Errorf("%w; no facts written (they would record a guess): fix it and run it again (reading a cluster needs what config/rbac grants the autopilot)", r.failed)
 	}
 	keys := make([]rendercontext.ObjectKey, 0, len(r.seen))
 	for k := range r.seen {
@@ -180,4 +218,14 @@ func (r *recorder) objects() ([]*unstructured.Unstructured, error) {
 		out = append(out, r.seen[k])
 	}
 	return out, nil
+}
+
+// targets reads each decision's object: what any activation evaluates,
+// whether or not this evaluation read it.
+func (r *recorder) targets(ctx context.Context, eval engine.Evaluation) {
+	for i := range eval.Decisions {
+		if t := eval.Decisions[i].Rendered; t != nil {
+			_, _ = r.Live(ctx, t.GroupVersionKind(), t.GetNamespace(), t.GetName())
+		}
+	}
 }

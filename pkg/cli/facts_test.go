@@ -18,6 +18,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/factsfile"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 )
 
@@ -160,6 +161,8 @@ func TestFnRendersAsFactsFile(t *testing.T) {
 			if !ok {
 				continue
 			}
+			// The function is told how to preview in its own terms.
+			w = strings.Replace(w, "--activation=true", `the functionConfig's activation: "true"`, 1)
 			found := false
 			for _, r := range res.Results {
 				found = found || (r.Severity == "warning" && r.Message == w)
@@ -230,19 +233,29 @@ func TestFnRefuses(t *testing.T) {
 func TestFactsFlagsRefused(t *testing.T) {
 	dir := t.TempDir()
 	hco := write(t, dir, "hco.yaml", hcoYAML)
-	facts := write(t, dir, "facts.yaml", "{}")
-	for _, args := range [][]string{
-		{"--facts-file", facts, "--hco-file", hco},
-		{"--facts-file", facts, "--nodes-file", hco},
-		{"--facts-file", facts, "--kubeconfig", hco},
-		{"--facts-file", facts, "-o", "diff"},
-		{"--hco-file", hco, "-o", "facts", "--asset", "swap-enable"},
-		{"--hco-file", hco, "-o", "facts", "--show-excluded"},
-		{"--hco-file", hco, "-o", "facts", "--activation", "true"},
+	out, stderr, code := renderOut("--hco-file", hco, "-o", "facts")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	facts := write(t, dir, "facts.yaml", out)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--facts-file", facts, "--hco-file", hco}, "both name the cluster"},
+		{[]string{"--facts-file", facts, "--nodes-file", hco}, "both name the cluster"},
+		{[]string{"--facts-file", facts, "--kubeconfig", hco}, "both name the cluster"},
+		{[]string{"--facts-file", facts, "-o", "diff"}, errDiffNeedsCluster.Error()},
+		{[]string{"--hco-file", hco, "-o", "facts", "--asset", "swap-enable"}, "do not apply"},
+		{[]string{"--hco-file", hco, "-o", "facts", "--show-excluded"}, "do not apply"},
+		{[]string{"--hco-file", hco, "-o", "facts", "--activation", "true"}, "do not apply"},
 	} {
-		if _, stderr, code := renderOut(args...); code != ExitError {
-			t.Errorf("%v: exit %d, want %d\n%s", args, code, ExitError, stderr)
+		if _, stderr, code := renderOut(c.args...); code != ExitError || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, want %d and %q\n%s", c.args, code, ExitError, c.want, stderr)
 		}
+	}
+	if _, stderr, code := renderOut("--facts-file", facts, "-o", "status"); code != ExitOK {
+		t.Errorf("the facts file itself renders: exit %d\n%s", code, stderr)
 	}
 }
 
@@ -265,6 +278,7 @@ func TestFactsFromAnotherCatalog(t *testing.T) {
 	if err := unstructured.SetNestedField(header.Object, "[]", "data", "reads"); err != nil {
 		t.Fatal(err)
 	}
+	unstructured.RemoveNestedField(header.Object, "metadata", "annotations", factsfile.Marker)
 	var b bytes.Buffer
 	for _, u := range items {
 		y, _ := yaml.Marshal(u.Object)

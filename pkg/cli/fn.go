@@ -33,12 +33,21 @@ var fnConfigKeys = map[string]string{
 	"asset":      "only these assets (comma-separated)",
 }
 
-func newFnCommand() *cobra.Command {
+// fnKeys are the functionConfig's keys, sorted.
+func fnKeys() []string {
 	keys := make([]string, 0, len(fnConfigKeys))
-	for k, what := range fnConfigKeys {
-		keys = append(keys, "  "+k+": "+what)
+	for k := range fnConfigKeys {
+		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	return keys
+}
+
+func newFnCommand() *cobra.Command {
+	var keys []string
+	for _, k := range fnKeys() {
+		keys = append(keys, "  "+k+": "+fnConfigKeys[k])
+	}
 	return &cobra.Command{
 		Use:   "fn",
 		Short: "Run render as a KRM function: a cluster's facts in (ResourceList on stdin), the objects out",
@@ -138,7 +147,7 @@ func runFn(raw []byte) (out []byte, bad []string, err error) {
 		add("info", n)
 	}
 	if e.act.Paused {
-		add("warning", pausedWarning(e.act))
+		add("warning", pausedWarning(e.act, `the functionConfig's activation: "true"`))
 	}
 	for _, n := range e.notices {
 		add("warning", n.Message)
@@ -189,7 +198,7 @@ func fnOptions(rl map[string]any) (renderOptions, error) {
 	}
 	cfg := &unstructured.Unstructured{Object: fc}
 	if cfg.GetAPIVersion() != "v1" || cfg.GetKind() != "ConfigMap" {
-		return o, fmt.Errorf("functionConfig %s %s: want a v1 ConfigMap (data keys: activation, asset)", cfg.GetAPIVersion(), cfg.GetKind())
+		return o, fmt.Errorf("functionConfig %s %s: want a v1 ConfigMap (data keys: %s)", cfg.GetAPIVersion(), cfg.GetKind(), strings.Join(fnKeys(), ", "))
 	}
 	data, _, err := unstructured.NestedStringMap(fc, "data")
 	if err != nil {
@@ -206,7 +215,7 @@ func fnOptions(rl map[string]any) (renderOptions, error) {
 				}
 			}
 		default:
-			return o, fmt.Errorf("functionConfig %s: data key %q is not understood: want activation or asset", cfg.GetName(), k)
+			return o, fmt.Errorf("functionConfig %s: data key %q is not understood: want %s", cfg.GetName(), k, strings.Join(fnKeys(), " or "))
 		}
 	}
 	return o, o.validateAssets()

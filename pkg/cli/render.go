@@ -185,7 +185,7 @@ func (o *renderOptions) validateAssets() error {
 	}
 	for _, name := range o.assets {
 		if _, ok := cat.Get(name); !ok {
-			return &exitError{ExitError, fmt.Errorf("asset %q: no such asset", name)}
+			return &exitError{ExitError, fmt.Errorf("asset %q: no such asset ('render --output status' lists them)", name)}
 		}
 	}
 	return nil
@@ -226,18 +226,22 @@ func evaluate(ctx context.Context, o renderOptions, src Source) (*evaluation, er
 		live = e.reads
 		on := "true"
 		all := &engine.Evaluator{Renderer: render.New(assets.FS, render.OneShot())}
-		all.Plan(ctx, cat, rendercontext.New(withActivation(in.Facts, &on)), live, engine.Preview)
+		e.reads.targets(ctx, all.Plan(ctx, cat, rendercontext.New(withActivation(in.Facts, &on)), live, engine.Preview))
 	}
 	rc := rendercontext.New(withActivation(in.Facts, o.activation))
 	e.act = engine.ActivationOf(rc, cat)
 	e.eval = ev.Plan(ctx, cat, rc, live, engine.Preview)
+	if e.reads != nil {
+		e.reads.targets(ctx, e.eval)
+	}
 	e.notices = ev.Notices(cat, e.eval)
 	return e, nil
 }
 
-// pausedWarning is what render says when the autopilot is paused.
-func pausedWarning(act engine.Activation) string {
-	return fmt.Sprintf("the autopilot is paused by HCO annotation %s=%q: it writes and deletes nothing (--activation=true previews switching it on)", annotations.Autopilot, act.Value)
+// pausedWarning is what render says when the autopilot is paused; how
+// names the way to preview switching it on.
+func pausedWarning(act engine.Activation, how string) string {
+	return fmt.Sprintf("the autopilot is paused by HCO annotation %s=%q: it writes and deletes nothing (%s previews switching it on)", annotations.Autopilot, act.Value, how)
 }
 
 // invalid lists the decisions left alone for an annotation not understood.
@@ -261,7 +265,7 @@ func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "note:", n)
 	}
 	if e.act.Paused {
-		fmt.Fprintln(stderr, "warning:", pausedWarning(e.act))
+		fmt.Fprintln(stderr, "warning:", pausedWarning(e.act, "--activation=true"))
 	}
 	// What the controller reports as Events on the HCO, the CLI says on stderr.
 	for _, n := range e.notices {
@@ -294,8 +298,9 @@ func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 		return werr
 	}
 	// An invalid annotation is an error a CI job must see, after the output;
-	// it outranks "changes".
-	if bad := invalid(ds); len(bad) > 0 {
+	// it outranks "changes". Facts are complete whatever the annotations
+	// say: the render from them reports it.
+	if bad := invalid(ds); len(bad) > 0 && o.output != "facts" {
 		return &exitError{ExitInvalid, fmt.Errorf("%d asset(s) INVALID, left as they are until fixed:\n  %s", len(bad), strings.Join(bad, "\n  "))}
 	}
 	return werr

@@ -14,6 +14,8 @@
 package factsfile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,6 +50,7 @@ const (
 	keyListed     = "listed"
 	keyReads      = "reads"
 	keyUnread     = "unread"
+	keyAbsent     = "absent"
 )
 
 // Snapshot is what one evaluation read.
@@ -56,6 +59,9 @@ type Snapshot struct {
 	// Live are the objects the evaluation read as live (engine.LiveReader).
 	// Read back, every object of the file is live.
 	Live []*unstructured.Unstructured
+	// Absent are the live reads that found nothing. Read back, a live read
+	// of neither an object of the file nor one of these is unknown.
+	Absent []rendercontext.ObjectKey
 	// Version is the autopilot's version that wrote the file.
 	Version string
 }
@@ -188,11 +194,16 @@ func Encode(s Snapshot, keepSchema map[string]bool) (*unstructured.UnstructuredL
 		}
 	}
 	w.add(s.Live...)
+	absent := make([]ref, 0, len(s.Absent))
+	for _, k := range s.Absent {
+		absent = append(absent, refOf(k.GVK, k.Namespace, k.Name))
+	}
+	sortRefs(absent)
 
 	sort.Slice(failed, func(i, j int) bool {
 		return failed[i].Fact+failed[i].key().String() < failed[j].Fact+failed[j].key().String()
 	})
-	for k, v := range map[string]any{keyImages: f.Images, keyStructures: structures, keyListed: listed, keyUnread: failed} {
+	for k, v := range map[string]any{keyImages: f.Images, keyStructures: structures, keyListed: listed, keyUnread: failed, keyAbsent: absent} {
 		if err := h.set(k, v); err != nil {
 			return nil, err
 		}
@@ -232,19 +243,57 @@ func (w *writer) add(objs ...*unstructured.Unstructured) {
 // pipeline never applies it (kustomize and kpt drop local-config objects
 // from what they write). Read back, both marks are removed.
 func mark(u *unstructured.Unstructured) *unstructured.Unstructured {
-	c := u.DeepCopy()
+	c := canonical(u)
 	ann := c.GetAnnotations()
 	if ann == nil {
 		ann = map[string]string{}
 	}
 	ann[LocalConfig] = "true"
-	ann[Marker] = Format
+	ann[Marker] = Format + "/" + digest(c)
 	c.SetAnnotations(ann)
 	return c
 }
 
-// Marker marks each object of a facts file (its value is the format).
+// Marker marks each object of a facts file: the format and a digest of
+// the object as read, so a change on the way (a pipeline's labels,
+// namespace or name prefix, an edit) is refused rather than read as the
+// cluster's.
 const Marker = "platform.kubevirt.io/facts"
+
+// canonical is a copy of u without the pipeline's annotations (and
+// without an annotations map left empty), as the digest covers it.
+func canonical(u *unstructured.Unstructured) *unstructured.Unstructured {
+	c := withoutRuntimeAnnotations(u).DeepCopy()
+	if a, ok := c.Object["metadata"].(map[string]any); ok {
+		if m, _ := a["annotations"].(map[string]any); len(m) == 0 {
+			delete(a, "annotations") // absent, null or empty: the same
+		}
+	}
+	return c
+}
+
+// digest hashes an object's JSON (maps in key order).
+func digest(u *unstructured.Unstructured) string {
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		return "unhashable"
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// checkMark refuses an object whose content is not what was written.
+func checkMark(u *unstructured.Unstructured) error {
+	v, ok := u.GetAnnotations()[Marker]
+	if !ok {
+		return nil // objects given without marks (a file assembled by hand) are taken as they are
+	}
+	c := canonical(u)
+	if want := Format + "/" + digest(c); v != want {
+		return fmt.Errorf("%s %s/%s changed after the facts were written (a pipeline's labels, annotations, namespace or name prefix, or an edit): keep the facts file as written, in a kustomization of its own", u.GetKind(), u.GetNamespace(), u.GetName())
+	}
+	return nil
+}
 
 // LocalConfig is the KRM mark of input that is never applied.
 const LocalConfig = "config.kubernetes.io/local-config"
@@ -300,7 +349,7 @@ func (h header) set(key string, v any) error {
 // one it does not know.
 func (h header) check() error {
 	known := map[string]bool{keyFormat: true, keyVersion: false, keyNamespace: true, keyAssumeAll: false,
-		keyImages: true, keyStructures: true, keyListed: true, keyReads: false, keyUnread: true}
+		keyImages: true, keyStructures: true, keyListed: true, keyReads: false, keyUnread: true, keyAbsent: true}
 	for k := range h.data {
 		if _, ok := known[k]; !ok {
 			return fmt.Errorf("facts header key %q is not understood (written by a newer version?): write the file again with this version's 'render --output facts'", k)
@@ -329,9 +378,8 @@ func (h header) object(namespace string) unstructured.Unstructured {
 	cm := &corev1.ConfigMap{Data: h.data}
 	cm.APIVersion, cm.Kind = "v1", "ConfigMap"
 	cm.Name, cm.Namespace = HeaderName, namespace
-	cm.Annotations = map[string]string{LocalConfig: "true", Marker: Format}
 	m, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(cm)
-	return unstructured.Unstructured{Object: m}
+	return *mark(&unstructured.Unstructured{Object: m})
 }
 
 // isHeader reports whether u is the header.
@@ -348,6 +396,9 @@ func Decode(items []*unstructured.Unstructured) (Snapshot, error) {
 	var objs []*unstructured.Unstructured
 	seen := map[rendercontext.ObjectKey]bool{}
 	for _, u := range items {
+		if err := checkMark(u); err != nil {
+			return s, err
+		}
 		u = withoutRuntimeAnnotations(u)
 		if isHeader(u) {
 			if h != nil {
@@ -380,9 +431,9 @@ func Decode(items []*unstructured.Unstructured) (Snapshot, error) {
 	f.Namespace = h.data[keyNamespace]
 	f.AssumeAllKinds = h.data[keyAssumeAll] == "true"
 	s.Version = h.data[keyVersion]
-	var listed, reads []ref
+	var listed, reads, absent []ref
 	var failed []unread
-	for k, into := range map[string]any{keyImages: &f.Images, keyStructures: &f.Structures, keyListed: &listed, keyReads: &reads, keyUnread: &failed} {
+	for k, into := range map[string]any{keyImages: &f.Images, keyStructures: &f.Structures, keyListed: &listed, keyReads: &reads, keyUnread: &failed, keyAbsent: &absent} {
 		if err := h.get(k, into); err != nil {
 			return s, err
 		}
@@ -450,6 +501,9 @@ func Decode(items []*unstructured.Unstructured) (Snapshot, error) {
 		return s, fmt.Errorf("the facts hold no HyperConverged %s/%s (a pipeline that renamed or re-namespaced the facts changes what they say: leave them as written)", f.Namespace, rendercontext.HCOName)
 	}
 	s.Live = objs
+	for _, r := range absent {
+		s.Absent = append(s.Absent, r.key())
+	}
 	return s, nil
 }
 

@@ -1,6 +1,7 @@
 package factsfile_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,8 +32,15 @@ func obj(gvk schema.GroupVersionKind, ns, name string, r *rand.Rand) *unstructur
 	u.SetNamespace(ns)
 	u.SetName(name)
 	u.SetGeneration(r.Int63n(5))
-	if r.Intn(2) == 0 {
+	// Annotations as a cluster or a hand-written file holds them: none,
+	// null, empty, or some.
+	switch r.Intn(4) {
+	case 0:
 		u.SetAnnotations(map[string]string{"platform.kubevirt.io/mode": "unmanaged", "note": fmt.Sprint(r.Intn(100))})
+	case 1:
+		u.Object["metadata"].(map[string]any)["annotations"] = nil
+	case 2:
+		u.Object["metadata"].(map[string]any)["annotations"] = map[string]any{}
 	}
 	if r.Intn(2) == 0 {
 		u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "argocd-controller", Operation: metav1.ManagedFieldsOperationApply,
@@ -204,7 +212,28 @@ func comparable(t *testing.T, f rendercontext.Facts) map[string]any {
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
+	dropEmptyAnnotations(out)
 	return out
+}
+
+// dropEmptyAnnotations removes annotations that are null or empty: the
+// same as none to every reader of an object (GetAnnotations).
+func dropEmptyAnnotations(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if a, ok := v["annotations"]; ok {
+			if m, _ := a.(map[string]any); len(m) == 0 {
+				delete(v, "annotations")
+			}
+		}
+		for _, x := range v {
+			dropEmptyAnnotations(x)
+		}
+	case []any:
+		for _, x := range v {
+			dropEmptyAnnotations(x)
+		}
+	}
 }
 
 // expected is what a facts file must give back: nodes and CRDs trimmed as
@@ -284,8 +313,10 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func hasObject(objs []*unstructured.Unstructured, want *unstructured.Unstructured) bool {
+	w := want.DeepCopy().Object
+	dropEmptyAnnotations(w)
 	for _, u := range objs {
-		if reflect.DeepEqual(u.Object, want.Object) {
+		if reflect.DeepEqual(u.Object, w) {
 			return true
 		}
 	}
@@ -334,7 +365,9 @@ func TestPipelineAnnotationsAreDropped(t *testing.T) {
 func TestSecretDataIsNotWritten(t *testing.T) {
 	f, _ := generate(rand.New(rand.NewSource(2)))
 	s := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
-		"metadata": map[string]any{"name": "s", "namespace": "n"}, "data": map[string]any{"token": "c2VjcmV0"}, "stringData": map[string]any{"p": "secret"}}}
+		"metadata": map[string]any{"name": "s", "namespace": "n", "annotations": map[string]any{
+			"kubectl.kubernetes.io/last-applied-configuration": `{"data":{"token":"c2VjcmV0"}}`}},
+		"data": map[string]any{"token": "c2VjcmV0"}, "stringData": map[string]any{"p": "secret"}}}
 	list, err := factsfile.Encode(factsfile.Snapshot{Facts: f, Live: []*unstructured.Unstructured{s}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -400,11 +433,82 @@ func TestDecodeRefuses(t *testing.T) {
 		},
 	}
 	for want, mutate := range cases {
-		if _, err := factsfile.Decode(mutate(items())); err == nil || !strings.Contains(err.Error(), want) {
+		// As if written that way: marks and digests go with the edit.
+		in := mutate(items())
+		for _, u := range in {
+			ann := u.GetAnnotations()
+			delete(ann, factsfile.Marker)
+			u.SetAnnotations(ann)
+		}
+		if _, err := factsfile.Decode(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v", want, err)
+		}
+	}
+	// An object changed on the way, its mark kept: refused, whichever
+	// object and whatever the change.
+	for i := range list.Items {
+		for _, change := range []func(*unstructured.Unstructured){
+			func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"team": "a"}) },
+			func(u *unstructured.Unstructured) { u.SetName("prefix-" + u.GetName()) },
+			func(u *unstructured.Unstructured) { u.SetNamespace("elsewhere") },
+			func(u *unstructured.Unstructured) {
+				ann := u.GetAnnotations()
+				ann["owner"] = "pipeline"
+				u.SetAnnotations(ann)
+			},
+		} {
+			in := items()
+			change(in[i])
+			if _, err := factsfile.Decode(in); err == nil || !strings.Contains(err.Error(), "changed after the facts were written") {
+				t.Fatalf("item %d (%s %s) changed: got %v", i, in[i].GetKind(), in[i].GetName(), err)
+			}
 		}
 	}
 	if _, err := factsfile.Encode(factsfile.Snapshot{}, nil); err == nil {
 		t.Error("facts without an HCO were written")
+	}
+}
+
+// Read back, a live read is served as it was read: the object, absent, or
+// (never made when the facts were written) unknown; Owned answers as the
+// controller's label-filtered cache.
+func TestReaderServesReadsAsRead(t *testing.T) {
+	f, _ := generate(rand.New(rand.NewSource(4)))
+	mc := schema.GroupVersionKind{Group: "machineconfiguration.openshift.io", Version: "v1", Kind: "MachineConfig"}
+	mine := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
+		"metadata": map[string]any{"name": "ours", "labels": map[string]any{"platform.kubevirt.io/managed-by": "virt-platform-autopilot"}}}}
+	theirs := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
+		"metadata": map[string]any{"name": "theirs"}}}
+	gone := rendercontext.ObjectKey{GVK: mc, Name: "gone"}
+	list, err := factsfile.Encode(factsfile.Snapshot{Facts: f, Live: []*unstructured.Unstructured{mine, theirs}, Absent: []rendercontext.ObjectKey{gone}, Version: "v1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []*unstructured.Unstructured
+	for i := range list.Items {
+		items = append(items, &list.Items[i])
+	}
+	s, err := factsfile.Decode(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Reader()
+	ctx := context.Background()
+	for _, c := range []struct {
+		name        string
+		live, owned bool
+		unknown     bool
+	}{{"ours", true, true, false}, {"theirs", true, false, false}, {"gone", false, false, false}, {"never-read", false, false, true}} {
+		u, err := r.Live(ctx, mc, "", c.name)
+		if (err != nil) != c.unknown || (u != nil) != c.live {
+			t.Errorf("Live %s: %v, %v", c.name, u != nil, err)
+		}
+		if c.unknown && !strings.Contains(err.Error(), "write the facts again") {
+			t.Errorf("Live %s: %v does not say what to do", c.name, err)
+		}
+		u, err = r.Owned(ctx, mc, "", c.name)
+		if (err != nil) != c.unknown || (u != nil) != c.owned {
+			t.Errorf("Owned %s: %v, %v", c.name, u != nil, err)
+		}
 	}
 }

@@ -19,8 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
@@ -186,11 +186,7 @@ func (l LiveReader) Live(ctx context.Context, gvk schema.GroupVersionKind, names
 // Owned implements engine.OwnedReader as the controller's label-filtered
 // cache answers: only an object carrying the autopilot's label.
 func (l LiveReader) Owned(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
-	u, err := l.Live(ctx, gvk, namespace, name)
-	if err != nil || u == nil || !annotations.Labelled(u.GetLabels()) {
-		return nil, err
-	}
-	return u, nil
+	return preview.OnlyOwned(l.Live(ctx, gvk, namespace, name))
 }
 
 // Object reads the live copy of ref: nil when it does not exist or its kind
