@@ -155,7 +155,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			r.report.Asset(ctx, hco, d, res)
 		}
 		if d.Live != nil && res.Object == nil && !clusterread.IsFact(d.Live.GroupVersionKind()) &&
-			d.Live.GetLabels()[annotations.ManagedByLabel] != annotations.ManagedByValue {
+			!annotations.Labelled(d.Live.GetLabels()) {
 			res.RetryAfter = minPositive(res.RetryAfter, r.opts.UnwatchedPoll)
 		}
 		retry = minPositive(retry, res.RetryAfter)

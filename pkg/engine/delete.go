@@ -74,7 +74,7 @@ func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
 	if g.Activation != "" {
 		return false, fmt.Sprintf("HCO annotation %s=%q: nothing is deleted unless everything is active", annotations.Autopilot, g.Activation)
 	}
-	if live.GetLabels()[annotations.ManagedByLabel] != annotations.ManagedByValue {
+	if !annotations.Labelled(live.GetLabels()) {
 		return false, fmt.Sprintf("no %s=%s label", annotations.ManagedByLabel, annotations.ManagedByValue)
 	}
 	if !managedfields.Applied(live, annotations.FieldManager) {
@@ -133,7 +133,7 @@ func RemovalCandidate(d *Decision, rc *rendercontext.RenderContext) *unstructure
 // CreatedFor reports whether live is the object the autopilot created for
 // asset d: labelled as the autopilot's, its asset annotation naming d's asset.
 func CreatedFor(d *Decision, live *unstructured.Unstructured) bool {
-	return live != nil && live.GetLabels()[annotations.ManagedByLabel] == annotations.ManagedByValue &&
+	return live != nil && annotations.Labelled(live.GetLabels()) &&
 		live.GetAnnotations()[annotations.Asset] == d.Asset.Name
 }
 

@@ -301,7 +301,7 @@ func stamp(u *unstructured.Unstructured, a *catalog.Asset) {
 // before.
 func adopted(live *unstructured.Unstructured) bool {
 	return annotations.Protects(live.GetAnnotations(), annotations.Adopted) ||
-		live.GetLabels()[annotations.ManagedByLabel] != annotations.ManagedByValue
+		!annotations.Labelled(live.GetLabels())
 }
 
 func setAnnotation(u *unstructured.Unstructured, k, v string) {
