@@ -137,6 +137,14 @@ func factsSpecs(ctx context.Context) {
 			g.Expect(warnings(errOut.String())).To(Equal(want), "the HCO inputs reported")
 		}).Should(Succeed())
 
+		// A fact it cannot read (the operand images, without the autopilot's
+		// Deployment) writes no file: it would record a guess.
+		var none, errOut bytes.Buffer
+		Expect(cluster.Render([]string{"--kubeconfig", kubeconfig, "--namespace", hcoNamespace,
+			"--autopilot-deployment", "nowhere/none", "-o", "facts"}, &none, &errOut)).To(Equal(cli.ExitError))
+		Expect(none.String()).To(BeEmpty())
+		Expect(errOut.String()).To(And(ContainSubstring("no facts written"), ContainSubstring("operand images")))
+
 		// The live-only customization is in the facts and in the render.
 		raw, err := os.ReadFile(factsPath)
 		Expect(err).NotTo(HaveOccurred())
