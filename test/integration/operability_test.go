@@ -280,6 +280,11 @@ func operabilitySpecs(ctx context.Context) {
 			Eventually(workers).Should(Equal(workersBefore))
 			untilSettled()
 		})
+		// The autopilot sees the new worker and its facts settle first: an
+		// Unchanged read before that is the old facts' (under load, the
+		// node's arrival then starts a settle period mid-spec).
+		Eventually(workers).Should(Equal(workersBefore + 1))
+		untilSettled()
 		Eventually(func() *unstructured.Unstructured { return get(nhcGVK, "", ours) }).ShouldNot(BeNil())
 		Eventually(outcomeOf("node-health-check")).Should(Equal(engine.Unchanged))
 		before := get(nhcGVK, "", ours).GetResourceVersion()
