@@ -23,9 +23,10 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/drift"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/jsonpointer"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/managedfields"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
 // Syncer brings live objects to their desired state with server-side apply.
@@ -34,112 +35,111 @@ import (
 // the cached live object. A suspected drift is confirmed by a server-side
 // dry-run (defaults, webhooks and other managers are the server's to judge);
 // a dry-run that changes nothing is remembered for that live
-// resourceVersion and desired state, so it is never repeated.
+// resourceVersion and desired state, so it is never repeated. Whether a
+// write may go is the gate's to say (pkg/gate), asked just before it is
+// sent.
 type Syncer struct {
-	Client   client.Client
-	Throttle *throttle.Throttle
+	Client client.Client
+	Gate   *gate.Gate
 
 	mu       sync.Mutex
-	verified map[string]string // object key -> uid/resourceVersion/desired hash proven in sync
+	verified map[string]string // object identity -> uid/resourceVersion/desired hash proven in sync
 	created  map[string]bool   // objects this process created or saw live
 }
-
-// Hold is asked just before a write is sent (a creation or a correction
-// that is due, before it takes a token): a result it returns with true is
-// the outcome instead, and nothing is written (a disruption window that is
-// closed, a pool that is rolling).
-type Hold func(d *engine.Decision, res engine.Result) (engine.Result, bool)
 
 // NamespaceRetry is how soon an object whose namespace is missing is tried again.
 var NamespaceRetry = time.Minute
 
-// Sync applies d.Desired when it differs from d.Live. d must be engine.VerdictIncluded.
+// Sync applies d.Desired when it differs from d.Live, if the gate lets
+// the write go now; rc is the reconcile's facts the gate judges on. d must
+// be engine.VerdictIncluded.
 //
 // Creating an object is not a correction and takes no write token;
 // re-creating one this process created or saw (someone keeps deleting it)
-// is, and does. A
-// correction costs one request when the local verdict is certain (every
-// drifted field is now owned by another manager: someone changed what the
-// autopilot had set), else a dry-run first. While the object's bucket is
-// empty nothing is sent at all, not even a dry-run.
-func (s *Syncer) Sync(ctx context.Context, d *engine.Decision, hold Hold) engine.Result {
+// is, and does. A correction costs one request when the local verdict is
+// certain (every drifted field is now owned by another manager: someone
+// changed what the autopilot had set), else a dry-run first. While the
+// object's budget is spent nothing is sent at all, not even a dry-run.
+func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *engine.Decision) engine.Result {
 	if d.Verdict != engine.VerdictIncluded || d.Desired == nil {
 		return engine.Reported(d)
 	}
-	key := engine.ObjectKey(d.Desired)
+	id := engine.Identity(d.Desired)
 	if d.Live == nil {
 		res := engine.Result{Drift: []string{"(object absent)"}}
-		if held, ok := asked(hold, d, res); ok {
-			return held
-		}
-		if s.wasCreated(key) {
+		op := gate.Create
+		if s.wasCreated(id) {
 			// Someone keeps deleting what this process created (a prune,
 			// another controller): each re-creation of a MachineConfig is
 			// a reboot, so it is a correction and takes a token.
-			if ok, wait := s.Throttle.Allow(key); !ok {
-				return throttled(res, key, wait)
-			}
+			op = gate.Recreate
 		}
-		res = s.apply(ctx, d, res)
+		w := gate.ForDecision(d, op, res.Drift, nil)
+		if v := s.Gate.Judge(rc, w); !v.Go {
+			return held(res, v)
+		}
+		res = s.apply(ctx, d, res, w)
 		if res.Outcome == engine.Applied {
-			s.markCreated(key)
+			s.markCreated(id)
 		}
 		return res
 	}
-	s.markCreated(key) // it exists: should it vanish, re-creating it is a correction
+	s.markCreated(id) // it exists: should it vanish, re-creating it is a correction
 	diff := notDeferred(drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure), d.Deferred)
 	if len(diff) == 0 {
 		return engine.Result{Outcome: engine.Unchanged}
 	}
 	stamp := s.stamp(d)
-	if s.isVerified(key, stamp) {
+	if s.isVerified(id, stamp) {
 		return engine.Result{Outcome: engine.Unchanged}
 	}
 	res := engine.Result{Drift: diff}
 	var certain bool
 	res.Opponents, certain = opponents(d.Live, diff)
-	if wait := s.Throttle.Wait(key); wait > 0 && !d.ReportOnly {
-		// Report-only writes nothing, so it has no budget to wait for.
-		return throttled(res, key, wait)
+	w := gate.ForDecision(d, gate.Correct, diff, res.Opponents)
+	if v, spent := s.Gate.Spent(w); spent {
+		return held(res, v)
 	}
-	if !certain && !s.isVerified(key, "drifted "+stamp) {
+	if !certain && !s.isVerified(id, "drifted "+stamp) {
 		changes, err := s.dryRun(ctx, d)
 		if err != nil {
-			return engine.Result{Outcome: engine.Failed, Reason: fmt.Sprintf("server-side dry-run: %v", err), Err: err}
+			return s.failed(res, w, "server-side dry-run", d.Desired, err)
 		}
 		if !changes {
-			s.setVerified(key, stamp)
+			s.setVerified(id, stamp)
 			return engine.Result{Outcome: engine.Unchanged, Drift: diff}
 		}
 		// Confirmed: a write that is held (report-only, a window) is not
 		// dry-run again until the object or the desired state changes.
-		s.setVerified(key, "drifted "+stamp)
+		s.setVerified(id, "drifted "+stamp)
 	}
-	if held, ok := asked(hold, d, res); ok {
-		return held
+	if v := s.Gate.Judge(rc, w); !v.Go {
+		return held(res, v)
 	}
-	if ok, wait := s.Throttle.Allow(key); !ok {
-		return throttled(res, key, wait)
-	}
-	return s.apply(ctx, d, res)
+	return s.apply(ctx, d, res, w)
 }
 
-func asked(hold Hold, d *engine.Decision, res engine.Result) (engine.Result, bool) {
-	if hold == nil {
-		return engine.Result{}, false
-	}
-	return hold(d, res)
-}
-
-func throttled(res engine.Result, key string, wait time.Duration) engine.Result {
-	res.Outcome, res.RetryAfter = engine.Throttled, wait
-	// No remaining time in the message: it stays the same for the whole
-	// episode, so the Thrashing event is recorded once.
-	res.Reason = fmt.Sprintf("corrective writes to %s are paused: %s keep changing; writing resumes by itself when the write budget refills", key, fieldsAndManagers(res.Drift, res.Opponents))
+// held is the result of a write the gate did not let go.
+func held(res engine.Result, v gate.Verdict) engine.Result {
+	res.Outcome, res.Reason, res.RetryAfter = v.Outcome, v.Reason, v.RetryAfter
 	return res
 }
 
-func (s *Syncer) apply(ctx context.Context, d *engine.Decision, res engine.Result) engine.Result {
+// failed is the result of a request that did not succeed, naming the
+// object: a refusal on its merits is the gate's (no budget spent, no
+// opponent), anything else a failure.
+func (s *Syncer) failed(res engine.Result, w gate.Write, what string, obj *unstructured.Unstructured, err error) engine.Result {
+	err = fmt.Errorf("%s of %s: %w", what, engine.ObjectKey(obj), err)
+	if gate.IsRefusal(err) {
+		v := s.Gate.Refused(w, err)
+		res.Outcome, res.Reason, res.Err, res.Opponents = v.Outcome, v.Reason, err, nil
+		return res
+	}
+	res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err
+	return res
+}
+
+func (s *Syncer) apply(ctx context.Context, d *engine.Decision, res engine.Result, w gate.Write) engine.Result {
 	obj := d.Desired.DeepCopy()
 	if err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
 		client.FieldOwner(annotations.FieldManager), client.ForceOwnership); err != nil {
@@ -150,14 +150,13 @@ func (s *Syncer) apply(ctx context.Context, d *engine.Decision, res engine.Resul
 			res.Reason = fmt.Sprintf("namespace %s does not exist (is its operator installed?)", ns)
 			return res
 		}
-		res.Outcome, res.Reason, res.Err = engine.Failed, fmt.Sprintf("server-side apply: %v", err), err
-		return res
+		return s.failed(res, w, "server-side apply", obj, err)
 	}
 	res.Outcome, res.Object = engine.Applied, obj
 	if d.Live != nil && obj.GetResourceVersion() == d.Live.GetResourceVersion() {
 		// The server changed nothing: a verdict we believed certain was
 		// not. Remember it like a dry-run's, so it is never repeated.
-		s.setVerified(engine.ObjectKey(d.Desired), s.stamp(d))
+		s.setVerified(engine.Identity(d.Desired), s.stamp(d))
 		return engine.Result{Outcome: engine.Unchanged, Drift: res.Drift}
 	}
 	if d.Live == nil {
@@ -168,11 +167,11 @@ func (s *Syncer) apply(ctx context.Context, d *engine.Decision, res engine.Resul
 	return res
 }
 
-// Forget drops what the Syncer remembers of an object the autopilot
-// removed itself (an asset turned off): creating it again later is not a
-// correction.
+// Forget drops what the Syncer and the gate remember of an object the
+// autopilot removed itself (an asset turned off): creating it again later
+// is not a correction.
 func (s *Syncer) Forget(key string) {
-	s.Throttle.Forget(key)
+	s.Gate.Forget(key)
 	s.mu.Lock()
 	delete(s.verified, key)
 	delete(s.created, key)
@@ -262,14 +261,6 @@ func opponents(live *unstructured.Unstructured, diff []string) (out []string, ce
 	}
 	sort.Strings(out)
 	return out, certain
-}
-
-func fieldsAndManagers(diff, managers []string) string {
-	who := "another actor"
-	if len(managers) > 0 {
-		who = "field manager(s) " + strings.Join(managers, ", ")
-	}
-	return fmt.Sprintf("fields %s, changed by %s", strings.Join(diff, ", "), who)
 }
 
 // Delete deletes live if g allows it, with UID and resourceVersion

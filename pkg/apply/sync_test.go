@@ -3,6 +3,7 @@ package apply_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,8 +19,14 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/apply"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
 )
+
+// noFacts is a cluster without a disruption window or pools: the gate
+// holds nothing but the write budget.
+var noFacts = rendercontext.New(rendercontext.Facts{})
 
 // server stands in for the API server's apply: it records each call and
 // answers with what the test says the object becomes.
@@ -74,12 +81,12 @@ var kubectlOwnsK = metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation:
 
 func TestSyncCreateTakesNoToken(t *testing.T) {
 	srv := &server{answer: func(_ bool, sent *unstructured.Unstructured) (*unstructured.Unstructured, error) { return sent, nil }}
-	th := throttle.New(throttle.Config{Burst: 1, Refill: time.Hour})
-	s := &apply.Syncer{Client: srv.client(), Throttle: th}
-	if res := s.Sync(context.Background(), decision(nil, "v"), nil); res.Outcome != engine.Applied || res.Reason != "created" {
+	th := gate.New(gate.Config{Throttle: throttle.Config{Burst: 1, Refill: time.Hour}})
+	s := &apply.Syncer{Client: srv.client(), Gate: th}
+	if res := s.Sync(context.Background(), noFacts, decision(nil, "v")); res.Outcome != engine.Applied || res.Reason != "created" {
 		t.Fatalf("%+v", res)
 	}
-	if st := th.State("ConfigMap/ns/cm"); st.Tokens != 1 {
+	if st := th.ThrottleState("ConfigMap/ns/cm"); st.Tokens != 1 {
 		t.Fatalf("creating is not a correction: tokens %v", st.Tokens)
 	}
 	if len(srv.calls) != 1 || srv.calls[0] != "apply" {
@@ -87,23 +94,23 @@ func TestSyncCreateTakesNoToken(t *testing.T) {
 	}
 	// Someone deleted it: re-creating is a correction (a deletion loop is a
 	// fight, and each MachineConfig re-creation a reboot).
-	if res := s.Sync(context.Background(), decision(nil, "v"), nil); res.Outcome != engine.Applied {
+	if res := s.Sync(context.Background(), noFacts, decision(nil, "v")); res.Outcome != engine.Applied {
 		t.Fatalf("%+v", res)
 	}
-	if res := s.Sync(context.Background(), decision(nil, "v"), nil); res.Outcome != engine.Throttled || len(srv.calls) != 2 {
+	if res := s.Sync(context.Background(), noFacts, decision(nil, "v")); res.Outcome != engine.Throttled || len(srv.calls) != 2 {
 		t.Fatalf("a deletion loop is throttled with nothing sent: %+v, calls %v", res, srv.calls)
 	}
 	// Removed by the autopilot itself (switch off): creating again is free.
 	s.Forget("ConfigMap/ns/cm")
-	if res := s.Sync(context.Background(), decision(nil, "v"), nil); res.Outcome != engine.Applied {
+	if res := s.Sync(context.Background(), noFacts, decision(nil, "v")); res.Outcome != engine.Applied {
 		t.Fatalf("%+v", res)
 	}
 }
 
 func TestSyncCertainVerdictIsOneRequest(t *testing.T) {
 	srv := &server{answer: func(_ bool, sent *unstructured.Unstructured) (*unstructured.Unstructured, error) { return sent, nil }}
-	s := &apply.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{Burst: 1, Refill: time.Hour})}
-	res := s.Sync(context.Background(), decision(liveCM("edited", "2", kubectlOwnsK), "v"), nil)
+	s := &apply.Syncer{Client: srv.client(), Gate: gate.New(gate.Config{Throttle: throttle.Config{Burst: 1, Refill: time.Hour}})}
+	res := s.Sync(context.Background(), noFacts, decision(liveCM("edited", "2", kubectlOwnsK), "v"))
 	if res.Outcome != engine.Applied || len(res.Opponents) != 1 || res.Opponents[0] != "kubectl-edit" {
 		t.Fatalf("%+v", res)
 	}
@@ -113,11 +120,11 @@ func TestSyncCertainVerdictIsOneRequest(t *testing.T) {
 
 	// Budget spent: the next fight round sends nothing at all.
 	srv.calls = nil
-	res = s.Sync(context.Background(), decision(liveCM("edited", "3", kubectlOwnsK), "v"), nil)
+	res = s.Sync(context.Background(), noFacts, decision(liveCM("edited", "3", kubectlOwnsK), "v"))
 	if res.Outcome != engine.Throttled || res.RetryAfter <= 0 || len(srv.calls) != 0 {
 		t.Fatalf("throttled: %+v, calls %v", res, srv.calls)
 	}
-	if again := s.Sync(context.Background(), decision(liveCM("edited", "4", kubectlOwnsK), "v"), nil); again.Reason != res.Reason {
+	if again := s.Sync(context.Background(), noFacts, decision(liveCM("edited", "4", kubectlOwnsK), "v")); again.Reason != res.Reason {
 		t.Fatalf("the reason must not change within an episode (one event): %q vs %q", res.Reason, again.Reason)
 	}
 }
@@ -128,9 +135,9 @@ func TestSyncDryRunVerdictIsRemembered(t *testing.T) {
 	srv := &server{answer: func(_ bool, _ *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		return live.DeepCopy(), nil
 	}}
-	s := &apply.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{})}
+	s := &apply.Syncer{Client: srv.client(), Gate: gate.New(gate.Config{Throttle: throttle.Config{}})}
 	for i := 0; i < 3; i++ {
-		if res := s.Sync(context.Background(), decision(live.DeepCopy(), "v"), nil); res.Outcome != engine.Unchanged {
+		if res := s.Sync(context.Background(), noFacts, decision(live.DeepCopy(), "v")); res.Outcome != engine.Unchanged {
 			t.Fatalf("pass %d: %+v", i, res)
 		}
 	}
@@ -139,7 +146,7 @@ func TestSyncDryRunVerdictIsRemembered(t *testing.T) {
 	}
 	// A new resourceVersion asks again.
 	live.SetResourceVersion("8")
-	s.Sync(context.Background(), decision(live.DeepCopy(), "v"), nil)
+	s.Sync(context.Background(), noFacts, decision(live.DeepCopy(), "v"))
 	if len(srv.calls) != 2 {
 		t.Fatalf("calls %v", srv.calls)
 	}
@@ -149,15 +156,61 @@ func TestSyncMissingNamespaceAndFailure(t *testing.T) {
 	srv := &server{answer: func(bool, *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "ns")
 	}}
-	s := &apply.Syncer{Client: srv.client(), Throttle: throttle.New(throttle.Config{})}
-	if res := s.Sync(context.Background(), decision(nil, "v"), nil); res.Outcome != engine.MissingDependency || res.RetryAfter != apply.NamespaceRetry {
+	s := &apply.Syncer{Client: srv.client(), Gate: gate.New(gate.Config{Throttle: throttle.Config{}})}
+	if res := s.Sync(context.Background(), noFacts, decision(nil, "v")); res.Outcome != engine.MissingDependency || res.RetryAfter != apply.NamespaceRetry {
 		t.Fatalf("a missing namespace is a missing dependency: %+v", res)
 	}
 	srv.answer = func(bool, *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		return nil, errors.New("admission webhook denied")
 	}
-	res := s.Sync(context.Background(), decision(liveCM("edited", "2", kubectlOwnsK), "v"), nil)
+	res := s.Sync(context.Background(), noFacts, decision(liveCM("edited", "2", kubectlOwnsK), "v"))
 	if res.Outcome != engine.Failed || res.Err == nil {
 		t.Fatalf("%+v", res)
+	}
+}
+
+// A write the API server refuses on its merits (a verb the role lost,
+// admission, validation) is Refused with the server's reason: it spends no
+// budget, names nobody as an opponent, and however often it is refused the
+// next write that is allowed goes at once. A failure that is not a refusal
+// (the server unavailable) stays Failed.
+func TestSyncRefusalIsNoFight(t *testing.T) {
+	refusals := []error{
+		apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "cm", errors.New("the role lost patch")),
+		apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "cm", nil),
+		apierrors.NewBadRequest("admission webhook \"x\" denied the request"),
+	}
+	for _, refusal := range refusals {
+		refuse := true
+		srv := &server{answer: func(_ bool, sent *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			if refuse {
+				return nil, refusal
+			}
+			out := sent.DeepCopy()
+			out.SetResourceVersion("99")
+			return out, nil
+		}}
+		g := gate.New(gate.Config{Throttle: throttle.Config{Burst: 1, Refill: time.Hour}})
+		s := &apply.Syncer{Client: srv.client(), Gate: g}
+		for i := 0; i < 5; i++ {
+			res := s.Sync(context.Background(), noFacts, decision(liveCM("edited", "2", kubectlOwnsK), "v"))
+			if res.Outcome != engine.Refused || len(res.Opponents) != 0 || !strings.Contains(res.Reason, "ConfigMap/ns/cm") || !strings.Contains(res.Reason, refusal.Error()) {
+				t.Fatalf("%v, refusal %d: %+v", refusal, i, res)
+			}
+		}
+		if st := g.ThrottleState("ConfigMap/ns/cm"); st.Tokens < 0.99 || st.Throttled {
+			t.Fatalf("%v: refusals spent the budget: %+v", refusal, st)
+		}
+		refuse = false
+		if res := s.Sync(context.Background(), noFacts, decision(liveCM("edited", "2", kubectlOwnsK), "v")); res.Outcome != engine.Applied {
+			t.Fatalf("%v: the first allowed write after refusals: %+v", refusal, res)
+		}
+	}
+	srv := &server{answer: func(bool, *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return nil, apierrors.NewServiceUnavailable("etcd")
+	}}
+	s := &apply.Syncer{Client: srv.client(), Gate: gate.New(gate.Config{})}
+	if res := s.Sync(context.Background(), noFacts, decision(liveCM("edited", "2", kubectlOwnsK), "v")); res.Outcome != engine.Failed {
+		t.Fatalf("an unavailable server is a failure, not a refusal: %+v", res)
 	}
 }

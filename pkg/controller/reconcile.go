@@ -22,23 +22,9 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
-
-// settling reports how long a write of d must wait for the facts it
-// renders from to settle (pkg/settle): only a reboot-causing or
-// remediation write whose facts changed waits.
-func (r *Reconciler) settling(d *engine.Decision) (time.Duration, bool) {
-	if d.FactPrint == "" {
-		return 0, false
-	}
-	livePrint := ""
-	if d.Live != nil {
-		livePrint = d.Live.GetAnnotations()[annotations.Facts]
-	}
-	return r.settle.Wait(d.Asset.Name, d.FactPrint, livePrint, d.Live != nil)
-}
 
 // Reconcile converges every asset. It reads only the cache; it writes only
 // when something drifted. It never returns an error: a failing asset is
@@ -60,9 +46,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 		logger.Error(err, "cannot read cluster facts; retrying", "action", "retry")
 		r.report.Reconciled(fmt.Errorf("read cluster facts: %w", err), "")
-		return reconcile.Result{RequeueAfter: r.retries.failed("facts")}, nil
+		return reconcile.Result{RequeueAfter: r.gate.Failed("facts")}, nil
 	}
-	r.retries.succeeded("facts")
+	r.gate.Succeeded("facts")
 	rc := rendercontext.New(facts)
 	r.reader.WatchLookups(ctx, func(k rendercontext.ObjectKey) bool { return rc.KindAvailable(k.GVK) })
 	hco := facts.HCO
@@ -77,27 +63,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 
 	intent := &freshIntent{reader: r.reader.Direct(), namespace: r.opts.Namespace, cached: rc}
 	var retry time.Duration
-	if act.All() && !act.ReportOnly {
-		// Tombstones clean up after earlier releases of the whole autopilot;
-		// a paused or partial autopilot leaves everything as it is (the
-		// deletion Guard refuses too, on the fresh HCO as well). Deleting
-		// an old MachineConfig reboots its pool: it waits like any write.
-		results := r.reaper.Reap(ctx, r.opts.Tombstones, engine.GuardFor(rc), intent.guard, func(live *unstructured.Unstructured) (string, bool) {
-			// Judged on the HCO as the API server has it now (the Guard's
-			// confirm just read it): a window just added holds.
-			fresh, err := intent.context(ctx)
-			if err != nil {
-				return err.Error(), true // unknown intent never deletes
-			}
-			_, why, after, held := r.wait(fresh, engine.ObjectKey(live), engine.ObjectDisruption(live))
-			if held {
-				retry = minPositive(retry, after)
-			}
-			return why, held
-		})
-		r.report.Tombstones(hco, results)
-		rc = rc.WithoutPeers(deletedBy(results))
-	}
+	rc = r.tombstones(ctx, rc, act, intent, &retry)
 
 	want := clusterread.FactWatches(rc)
 	var rolling []rollingWrite
@@ -106,7 +72,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		if d.Held {
 			// Backing off: the last recorded failure stands; only come back
 			// when its time is up.
-			left, _ := r.retries.held(d.Asset.Name)
+			left, _ := r.gate.BackingOff(d.Asset.Name)
 			retry = minPositive(retry, left)
 			if gvk, ok := r.kinds[d.Asset.Name]; ok && rc.KindAvailable(gvk) {
 				want[gvk] = true
@@ -114,17 +80,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			return engine.StepResult{}
 		}
 		if d.FactPrint != "" {
-			r.settle.Observe(d.Asset.Name, d.FactPrint)
+			r.gate.Observe(d.Asset.Name, d.SettlePrint())
 		}
 		var res engine.Result
 		switch d.Verdict {
 		case engine.VerdictIncluded:
-			if left, wait := r.settling(d); wait {
-				res = engine.Result{Outcome: engine.Settling, RetryAfter: left,
-					Reason: fmt.Sprintf("the hardware, topology or objects it renders from changed; this write reboots a pool or changes remediation, so it waits until the change has held for %s (at most %d periods while it keeps changing)", r.opts.SettlePeriod, settle.HoldFactor)}
-				break
-			}
-			res = r.syncer.Sync(ctx, d, r.holds(rc))
+			res = r.syncer.Sync(ctx, rc, d) // the gate judges inside, just before a write
 		case engine.VerdictInactive:
 			res = r.inactive(ctx, d, rc, intent)
 		default:
@@ -138,12 +99,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			// rebuilt by every reconcile of a paused autopilot.
 			want[gvk] = true
 		}
-		if res.Outcome == engine.Failed {
+		if res.Outcome == engine.Failed || res.Outcome == engine.Refused {
 			// A render or read failure can be transient (a CRD just
-			// installed and not yet discoverable): this asset's own backoff.
-			res.RetryAfter = r.retries.failed(d.Asset.Name)
+			// installed and not yet discoverable), a refusal lasts until a
+			// person acts: this asset's own backoff, growing to minutes.
+			res.RetryAfter = r.gate.Failed(d.Asset.Name)
 		} else {
-			r.retries.succeeded(d.Asset.Name)
+			r.gate.Succeeded(d.Asset.Name)
 		}
 		if needsImpact(d, res) {
 			// Reported after the walk, with the VMs counted once per pool:
@@ -160,15 +122,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 		retry = minPositive(retry, res.RetryAfter)
 		// The HCO comes first; everything after renders from its effective
-		// state: the server's copy after a write, else the live one. A
-		// write that did not land leaves dependents as they are (Plan).
+		// state: the server's copy after a write, else the live one as it
+		// is (report-only or unmanaged: the HCO in effect, never the one
+		// the autopilot would have written). A write that did not land
+		// leaves dependents as they are (Plan).
 		out := engine.StepResult{HCO: res.Object}
-		if res.Outcome == engine.Drifted && d.Desired != nil && d.Desired.GroupVersionKind() == rendercontext.HCOGVK {
-			// Report-only compares everything as if applied: the assets
-			// after the golden config render from the HCO it would make.
-			out.HCO = engine.MergeApplied(rc.HCOObject(), d.Desired)
-		}
-		if res.Outcome == engine.Throttled || res.Outcome == engine.Failed {
+		if res.Outcome == engine.Throttled || res.Outcome == engine.Failed || res.Outcome == engine.Refused {
 			out.Unconverged = string(res.Outcome) + ": " + res.Reason
 		}
 		return out
@@ -178,16 +137,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		r.report.Asset(ctx, hco, w.d, w.res)
 	}
 	r.report.Notices(ctx, hco, r.evaluator.Notices(r.opts.Catalog, eval))
-	if _, backingOff := r.retries.held("fleet-status"); r.fleet != nil && !backingOff {
+	if _, backingOff := r.gate.BackingOff("fleet-status"); r.fleet != nil && !backingOff {
 		// A report, like an Event: written in report-only too, and only
 		// when a feature's state or compliance changed; after a failed
 		// write, not tried again before its backoff expires.
 		statuses := features.Of(r.opts.Catalog, eval.Context, eval.Decisions, r.report.Snapshot().Last)
 		if changed, err := r.fleet.Write(ctx, statuses); err != nil {
 			log.FromContext(ctx).Error(err, "cannot write the fleet status; retrying", "action", "retry")
-			retry = minPositive(retry, r.retries.failed("fleet-status"))
+			retry = minPositive(retry, r.gate.Failed("fleet-status"))
 		} else {
-			r.retries.succeeded("fleet-status")
+			r.gate.Succeeded("fleet-status")
 			if changed {
 				log.FromContext(ctx).Info("fleet status written", "configMap", r.opts.StatusNamespace+"/"+fleetstatus.Name, "action", "write")
 			}
@@ -212,9 +171,9 @@ func (r *Reconciler) finish(ctx context.Context, hcoRV string, want map[schema.G
 	if werr := r.reader.Watch(ctx, want); werr != nil {
 		err = fmt.Errorf("update watches: %w", werr)
 		log.FromContext(ctx).Error(werr, "cannot update watches; retrying", "action", "retry")
-		retry = minPositive(retry, r.retries.failed("watches"))
+		retry = minPositive(retry, r.gate.Failed("watches"))
 	} else {
-		r.retries.succeeded("watches")
+		r.gate.Succeeded("watches")
 	}
 	r.report.Reconciled(err, hcoRV)
 	if retry > 0 {
@@ -255,15 +214,24 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 		res.Reason = d.Reason + "; kept: the HyperConverged no longer turns it off (the cache was behind)"
 		return res
 	}
-	if held, wait := r.holds(fresh)(d, res); wait {
-		return held // deleting a MachineConfig rolls its pool too
+	w := gate.ForRemoval(fresh, gate.SwitchOff, d.Asset.Name, live, d.ReportOnly)
+	if v := r.gate.Judge(fresh, w); !v.Go {
+		// Deleting a MachineConfig rolls its pools like any write: the
+		// same window, pool and report-only rules.
+		res.Outcome, res.RetryAfter = v.Outcome, v.RetryAfter
+		res.Reason = "switched off; the deletion waits: " + v.Reason
+		return res
 	}
 	deleted, why, err := apply.Delete(ctx, r.writer, engine.GuardFor(fresh), live)
 	switch {
+	case err != nil && gate.IsRefusal(err):
+		err = fmt.Errorf("delete %s: %w", engine.ObjectKey(live), err)
+		v := r.gate.Refused(w, err)
+		res.Outcome, res.Reason, res.Err = v.Outcome, v.Reason, err
 	case err != nil:
-		res.Outcome, res.Reason, res.Err = engine.Failed, "delete: "+err.Error(), err
+		res.Outcome, res.Reason, res.Err = engine.Failed, fmt.Sprintf("delete %s: %v", engine.ObjectKey(live), err), err
 	case deleted:
-		r.syncer.Forget(engine.ObjectKey(live))
+		r.syncer.Forget(engine.Identity(live))
 		res.Outcome, res.Reason = engine.Deleted, "asset turned off: "+d.Reason
 	default:
 		res.Reason = d.Reason + "; the object is kept: " + why
@@ -276,10 +244,10 @@ func deletedBy(results []tombstone.Result) func(*unstructured.Unstructured) bool
 	gone := map[string]bool{}
 	for _, t := range results {
 		if t.Deleted {
-			gone[engine.ObjectKey(t.Tombstone.Object)] = true
+			gone[engine.Identity(t.Tombstone.Object)] = true
 		}
 	}
-	return func(o *unstructured.Unstructured) bool { return gone[engine.ObjectKey(o)] }
+	return func(o *unstructured.Unstructured) bool { return gone[engine.Identity(o)] }
 }
 
 // facts reads the render context's inputs from the caches, with the
@@ -288,4 +256,40 @@ func (r *Reconciler) facts(ctx context.Context) (rendercontext.Facts, error) {
 	f, err := r.reader.Facts(ctx)
 	f.Images = r.opts.Images
 	return f, err
+}
+
+// tombstones reaps the objects earlier releases created and this one no
+// longer ships, and returns the context without what it deleted; retry
+// takes the soonest time a held deletion asks to be looked at again.
+func (r *Reconciler) tombstones(ctx context.Context, rc *rendercontext.RenderContext, act engine.Activation, intent *freshIntent, retry *time.Duration) *rendercontext.RenderContext {
+	if !act.All() || act.ReportOnly {
+		// A paused or partial autopilot leaves everything as it is (the
+		// deletion Guard refuses too, on the fresh HCO as well).
+		return rc
+	}
+	results := r.reaper.Reap(ctx, r.opts.Tombstones, engine.GuardFor(rc), intent.guard, func(live *unstructured.Unstructured) (engine.Disruption, string, bool) {
+		// Judged on the HCO as the API server has it now (the Guard's
+		// confirm just read it): a window just added holds. Deleting an
+		// old MachineConfig rolls every pool it reaches: the gate judges
+		// it like any write.
+		fresh, err := intent.context(ctx)
+		if err != nil {
+			return engine.ObjectDisruption(live), err.Error(), true // unknown intent never deletes
+		}
+		w := gate.ForRemoval(fresh, gate.Tombstone, "", live, false)
+		v := r.gate.Judge(fresh, w)
+		if !v.Go {
+			*retry = minPositive(*retry, v.RetryAfter)
+		}
+		return w.Disruption, v.Reason, !v.Go
+	})
+	r.report.Tombstones(ctx, rc.HCOObject(), results)
+	return rc.WithoutPeers(deletedBy(results))
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.opts.Now != nil {
+		return r.opts.Now()
+	}
+	return time.Now()
 }

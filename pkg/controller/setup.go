@@ -28,6 +28,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
@@ -83,10 +84,9 @@ type Reconciler struct {
 	syncer    *apply.Syncer
 	reaper    *tombstone.Reaper
 	writer    client.Client
-	pools     *poolWaits
-	retries   *retries
-	settle    *settle.Tracker
-	impacts   *impacts
+	// gate judges every write and delete and holds every clock they need.
+	gate    *gate.Gate
+	impacts *impacts
 	fleet     *fleetstatus.Writer
 	// kinds is the kind each asset manages (watched while it is paused or
 	// backing off).
@@ -114,21 +114,19 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	if err != nil {
 		return nil, err
 	}
+	g := gate.New(gate.Config{Throttle: opts.Throttle, SettlePeriod: opts.SettlePeriod, Resync: opts.Resync, Now: opts.Now})
 	r := &Reconciler{
 		opts:      opts,
 		reader:    reader,
 		report:    report.New(mgr.GetEventRecorder(annotations.FieldManager)),
 		evaluator: &engine.Evaluator{Renderer: opts.Renderer},
-		syncer:    &apply.Syncer{Client: mgr.GetClient(), Throttle: throttle.New(opts.Throttle)},
+		syncer:    &apply.Syncer{Client: mgr.GetClient(), Gate: g},
 		reaper:    &tombstone.Reaper{Cache: reader, Reader: reader.Direct(), Writer: mgr.GetClient(), Watched: reader.Watching},
 		writer:    mgr.GetClient(),
-		pools:     newPoolWaits(),
-		retries:   newRetries(),
-		settle:    settle.New(opts.SettlePeriod, nil),
+		gate:      g,
 		kinds:     kinds,
 	}
 	r.evaluator.Hold = r.backingOff
-	r.pools.now = r.now
 	r.impacts = newImpacts(reader.Direct(), r.now)
 	if opts.StatusNamespace != "" {
 		r.fleet = &fleetstatus.Writer{Reader: reader.Direct(), Client: mgr.GetClient(), Namespace: opts.StatusNamespace, Version: opts.Version}
@@ -177,7 +175,7 @@ func kindList(kinds map[string]schema.GroupVersionKind) []schema.GroupVersionKin
 // backingOff holds an asset whose last failure's backoff has not expired
 // out of the reconcile (engine.Evaluator.Hold).
 func (r *Reconciler) backingOff(a *catalog.Asset) (string, bool) {
-	left, held := r.retries.held(a.Name)
+	left, held := r.gate.BackingOff(a.Name)
 	if !held {
 		return "", false
 	}

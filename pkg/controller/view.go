@@ -27,11 +27,11 @@ func (r *Reconciler) Snapshot() report.Snapshot {
 	s := r.report.Snapshot()
 	s.Health.Unsynced = r.reader.Unsynced()
 	s.Health.Watched = r.reader.WatchedKinds()
-	s.Health.Throttled = r.syncer.Throttle.Throttled()
+	s.Health.Throttled = r.gate.Throttled()
 	s.Throttle = make(map[string]throttle.State, len(s.Assets))
 	for _, a := range s.Assets {
 		if a.Object != "" {
-			s.Throttle[a.Object] = r.syncer.Throttle.State(a.Object)
+			s.Throttle[a.Object] = r.gate.ThrottleState(a.Identity)
 		}
 	}
 	return s

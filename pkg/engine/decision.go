@@ -85,6 +85,11 @@ const (
 	Deleted Outcome = "Deleted"
 	// Failed: rendering, a read or a write failed.
 	Failed Outcome = "Failed"
+	// Refused: the API server refused the write on its merits (the
+	// autopilot's role lacks a verb, admission denied it, the object is
+	// not valid). Nothing changed: no write budget is spent and nobody is
+	// fighting; it is tried again on a growing backoff.
+	Refused Outcome = "Refused"
 
 	// Verdicts that write nothing, reported as they are.
 	Inactive          = Outcome(VerdictInactive)
@@ -99,7 +104,7 @@ const (
 
 // Outcomes lists every recorded outcome (one metric series each).
 var Outcomes = []Outcome{Applied, Unchanged, Excluded, Unmanaged, Throttled, Invalid, MissingDependency,
-	Inactive, Retained, Paused, Conflict, Failed, Deleted, Settling, Staged, Drifted}
+	Inactive, Retained, Paused, Conflict, Failed, Refused, Deleted, Settling, Staged, Drifted}
 
 // Reported is the outcome of a verdict that writes nothing: recorded as
 // it is, with its reason.
@@ -142,6 +147,9 @@ type Decision struct {
 	// FactPrint hashes the derived facts the object renders from, for an
 	// object whose write reboots or changes remediation (pkg/settle).
 	FactPrint string
+	// ObjectPrint hashes the object rendered from those facts (before a
+	// person's patch), set with FactPrint when the asset is active.
+	ObjectPrint string
 	// Held: the asset's backoff after a failure has not expired, so it was
 	// not evaluated (VerdictFailed); its last recorded state stands.
 	Held bool

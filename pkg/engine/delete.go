@@ -118,6 +118,22 @@ func ObjectKey(u *unstructured.Unstructured) string {
 	return u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
 }
 
+// Identity is an object's key wherever something is remembered per
+// object (a write budget, an Event's dedup, a verified verdict, a pool
+// wait): ObjectKey with the kind qualified by its API group ("Kind.group"),
+// so two kinds of one name in different groups never share one.
+func Identity(u *unstructured.Unstructured) string {
+	g := u.GroupVersionKind().Group
+	if g == "" {
+		return ObjectKey(u)
+	}
+	k := u.GetKind() + "." + g
+	if u.GetNamespace() == "" {
+		return k + "/" + u.GetName()
+	}
+	return k + "/" + u.GetNamespace() + "/" + u.GetName()
+}
+
 // RemovalCandidate returns the object an inactive opt-in asset would have
 // created, if the user turned it off (an intent condition, not a derived
 // fact, stopped holding) and its kind is served. nil otherwise. Whether the

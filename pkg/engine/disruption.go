@@ -116,12 +116,26 @@ func nodeActions(d *Decision, rc *rendercontext.RenderContext) []nodedisruption.
 }
 
 // ObjectDisruption is what writing or deleting u does to nodes, by its kind
-// (the rule the catalog's declarations are checked against).
+// (the rule the catalog's declarations are checked against), naming only
+// the pool of its role; RemovalDisruption names every pool it reaches.
 func ObjectDisruption(u *unstructured.Unstructured) Disruption {
 	if u == nil || !catalog.RebootKinds[u.GetKind()] {
 		return Disruption{}
 	}
 	return Disruption{Reboot: true, Pool: PoolOf(u)}
+}
+
+// RemovalDisruption is what deleting u does to nodes: MCO renders every
+// pool u reaches now without it, so each of them reboots (never lighter:
+// a removed file or unit has no node disruption policy to match). The
+// pools come from their selectors, as for a write (PoolsReached), custom
+// pools included; every deletion path reads them here.
+func RemovalDisruption(rc *rendercontext.RenderContext, u *unstructured.Unstructured) Disruption {
+	dis := ObjectDisruption(u)
+	if dis.Reboot {
+		dis.Pools = rc.PoolsReached(u)
+	}
+	return dis
 }
 
 // PoolOf names the MachineConfigPool a MachineConfig or KubeletConfig

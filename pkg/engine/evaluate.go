@@ -197,7 +197,8 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			d.Verdict, d.Reason = VerdictFailed, err.Error()
 			return d
 		}
-		setAnnotation(desired, annotations.Facts, d.FactPrint)
+		d.ObjectPrint = objectPrint(obj)
+		setAnnotation(desired, annotations.Facts, d.SettlePrint().Stamp())
 	}
 	if d.Live != nil {
 		if adopted(d.Live) {

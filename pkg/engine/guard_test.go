@@ -214,7 +214,9 @@ func TestTombstoneDeletionWaitsForItsHold(t *testing.T) {
 	r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
 	ts := []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}
 	held := true
-	hold := func(*unstructured.Unstructured) (string, bool) { return "the disruption window is closed", held }
+	hold := func(*unstructured.Unstructured) (engine.Disruption, string, bool) {
+		return engine.Disruption{Reboot: true, Pool: "worker"}, "the disruption window is closed", held
+	}
 	res := r.Reap(context.Background(), ts, engine.Guard{}, nil, hold)
 	if res[0].Deleted || res[0].Status != tombstone.Skipped || !strings.Contains(res[0].Reason, "window is closed") || getObj(t, c, ours()) == nil {
 		t.Fatalf("held: %+v", res[0])

@@ -97,9 +97,10 @@ func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *renderco
 }
 
 // Preview is the Step of a render without writes: the HCO asset's desired
-// state is merged into the current HCO, as an apply would.
+// state is merged into the current HCO, as an apply would; under
+// report-only nothing would be applied, so the HCO stays as it is.
 func Preview(d *Decision, rc *rendercontext.RenderContext) StepResult {
-	if d.Verdict == VerdictIncluded && d.Desired.GroupVersionKind() == rendercontext.HCOGVK {
+	if d.Verdict == VerdictIncluded && !d.ReportOnly && d.Desired.GroupVersionKind() == rendercontext.HCOGVK {
 		return StepResult{HCO: MergeApplied(rc.HCOObject(), d.Desired)}
 	}
 	return StepResult{}

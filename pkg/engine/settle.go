@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
 )
 
 // RemediationKinds are the kinds whose write changes how nodes are
@@ -54,6 +55,24 @@ func FactPrint(a *catalog.Asset, rc *rendercontext.RenderContext) (string, error
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8]), nil
+}
+
+// objectPrint is a short hash of the object an asset renders (the
+// template's output, before a person's patch and mask): what the facts
+// make of it, compared by the settle rule.
+func objectPrint(u *unstructured.Unstructured) string {
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// SettlePrint is what the settle rule judges d's write by: the facts its
+// object renders from and the object they render (pkg/settle).
+func (d *Decision) SettlePrint() settle.Print {
+	return settle.Print{Facts: d.FactPrint, Object: d.ObjectPrint}
 }
 
 // volatile are the fields that change without the object's meaning

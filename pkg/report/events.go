@@ -107,7 +107,7 @@ func (r *Reporter) forgetEvents(subject *unstructured.Unstructured, keep ...stri
 	if subject == nil {
 		return
 	}
-	prefix := engine.ObjectKey(subject) + "|"
+	prefix := engine.Identity(subject) + "|"
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for k := range r.lastEvent {
@@ -122,5 +122,5 @@ func dedupKey(hco, subject *unstructured.Unstructured, reason string) string {
 	if subject != nil {
 		s = subject
 	}
-	return engine.ObjectKey(s) + "|" + reason
+	return engine.Identity(s) + "|" + reason
 }

@@ -56,6 +56,10 @@ func (r *Reporter) logAction(ctx context.Context, d *engine.Decision, res engine
 			logged = true
 			logger.Error(res.Err, "asset failed; retrying", "action", "fail", "retryAfter", retry())
 		}
+	case engine.Refused:
+		if changed {
+			act("write refused by the API server; retrying on a backoff", "action", "refused", "retryAfter", retry())
+		}
 	case engine.MissingDependency:
 		if changed {
 			act("asset waits for a dependency", "action", "wait")

@@ -26,12 +26,14 @@ import (
 
 // AssetStatus is the last recorded state of one asset.
 type AssetStatus struct {
-	Asset     string         `json:"asset"`
-	Outcome   engine.Outcome `json:"outcome"`
-	Reason    string         `json:"reason,omitempty"`
-	Object    string         `json:"object,omitempty"`
-	Drift     []string       `json:"drift,omitempty"`
-	Opponents []string       `json:"opponents,omitempty"`
+	Asset   string         `json:"asset"`
+	Outcome engine.Outcome `json:"outcome"`
+	Reason  string         `json:"reason,omitempty"`
+	Object  string         `json:"object,omitempty"`
+	// Identity is the object's key (engine.Identity): its write budget.
+	Identity  string   `json:"-"`
+	Drift     []string `json:"drift,omitempty"`
+	Opponents []string `json:"opponents,omitempty"`
 	// Impact says what the pool's rollout does to its VMs, for a write
 	// that reboots a pool, sent or waiting.
 	Impact string `json:"impact,omitempty"`
@@ -161,11 +163,11 @@ func (s Snapshot) Asset(name string) (AssetStatus, bool) {
 func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d *engine.Decision, res engine.Result) {
 	name := d.Asset.Name
 	target := d.Target()
-	objKey := ""
+	objKey, id := "", ""
 	if target != nil {
-		objKey = engine.ObjectKey(target)
+		objKey, id = engine.ObjectKey(target), engine.Identity(target)
 	}
-	st := AssetStatus{Asset: name, Outcome: res.Outcome, Reason: res.Reason, Object: objKey, Impact: res.Impact,
+	st := AssetStatus{Asset: name, Outcome: res.Outcome, Reason: res.Reason, Object: objKey, Identity: id, Impact: res.Impact,
 		Drift: res.Drift, Opponents: res.Opponents, Deferred: d.Deferred, Changed: time.Now(), Desired: d.Desired}
 	if d.Live != nil {
 		st.ObservedResourceVersion = d.Live.GetResourceVersion()
@@ -225,6 +227,11 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 		r.eventOnce(hco, subject, corev1.EventTypeNormal, "Staged", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Failed:
 		r.eventOnce(hco, subject, corev1.EventTypeWarning, "SyncFailed", fmt.Sprintf("asset %s: %s", name, res.Reason))
+	case engine.Refused:
+		// The API server's own words, once per episode: a refusal is not
+		// a fight, and it stands until a person changes the permission,
+		// the admission rule or the object.
+		r.eventOnce(hco, subject, corev1.EventTypeWarning, "WriteRefused", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	default:
 		if d.ReportOnly && res.Outcome == engine.Unchanged && had && prev.Outcome == engine.Drifted {
 			r.event(hco, subject, corev1.EventTypeNormal, "Compliant", fmt.Sprintf("asset %s: report-only: the object is again as the autopilot would apply it", name))

@@ -1,10 +1,12 @@
 package report
 
 import (
+	"context"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
@@ -14,7 +16,7 @@ import (
 // Tombstones records the last reap of obsolete objects: a gauge per
 // tombstone and status, an Event for each deletion (and the pool rollout
 // it causes), one per episode for a skip or a failure.
-func (r *Reporter) Tombstones(hco *unstructured.Unstructured, results []tombstone.Result) {
+func (r *Reporter) Tombstones(ctx context.Context, hco *unstructured.Unstructured, results []tombstone.Result) {
 	r.mu.Lock()
 	r.tombstones = results
 	r.mu.Unlock()
@@ -29,8 +31,10 @@ func (r *Reporter) Tombstones(hco *unstructured.Unstructured, results []tombston
 		}
 		switch {
 		case t.Deleted:
+			log.FromContext(ctx).Info("obsolete object deleted", "action", "delete", "object", engine.ObjectKey(o), "objectRef", objectRef(o),
+				"tombstone", t.Tombstone.Path, "disruption", t.Disruption.String())
 			r.event(hco, o, corev1.EventTypeNormal, "TombstoneDeleted", fmt.Sprintf("deleted obsolete object (%s)", t.Tombstone.Path))
-			r.rollout(hco, o, engine.ObjectDisruption(t.Live), "obsolete object deleted", "")
+			r.rollout(hco, o, t.Disruption, "obsolete object deleted", "")
 		case t.Status == tombstone.Skipped:
 			r.eventOnce(hco, o, corev1.EventTypeNormal, "TombstoneSkipped", "left obsolete object in place: "+t.Reason)
 		case t.Status == tombstone.Error:

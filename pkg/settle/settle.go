@@ -1,16 +1,21 @@
 // Package settle holds back a reboot-causing write that a derived fact
 // (a node label, a capacity, the topology) asks for, until that fact has
 // held for a settle period. A write a person asked for (an HCO edit) or a
-// new autopilot version brings is not held: only a change of facts is.
+// new autopilot version brings is not held: only a change of facts is, and
+// only when it changes the object: a correction back to what the settled
+// facts render goes at once, whatever else changed in the cluster.
 //
-// A fact is known by its print, a hash of the facts an asset renders from,
-// stamped on the object at each write. The live object's stamp tells, even
-// after a restart, whether a pending write comes from changed facts. An
-// object not created yet has no stamp: its creation waits only when this
-// process saw the asset's facts change.
+// Two prints judge it (Print): the facts an asset renders from, and the
+// object it renders. Both are stamped on the object at each write, so the
+// live object's stamp tells, even after a restart, whether a pending write
+// comes from changed facts that change the object. An object not created
+// yet has no stamp: its creation waits only when this process saw the
+// asset's facts change and, with them, what it renders (or whether it is
+// active at all).
 package settle
 
 import (
+	"strings"
 	"sync"
 	"time"
 )
@@ -36,9 +41,12 @@ type Tracker struct {
 }
 
 type entry struct {
-	print   string
-	since   time.Time
-	changed bool // this process saw the print change
+	print Print
+	since time.Time
+	// changed: this process saw the facts change; before is the object
+	// rendered under the facts before that change ("" while inactive).
+	changed bool
+	before  string
 	// held is when the current episode of waiting began (zero: none).
 	held time.Time
 }
@@ -52,31 +60,37 @@ func New(period time.Duration, now func() time.Time) *Tracker {
 }
 
 // Observe records asset's current print (also while the asset is
-// inactive: a fact that turns it on is a change too).
-func (t *Tracker) Observe(asset, print string) {
-	t.observe(asset, print)
+// inactive, with no object print: a fact that turns it on is a change).
+func (t *Tracker) Observe(asset string, p Print) {
+	t.observe(asset, p)
 }
 
-func (t *Tracker) observe(asset, print string) entry {
+func (t *Tracker) observe(asset string, p Print) entry {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.seen[asset]
-	if !ok || e.print != print {
-		e = entry{print: print, since: t.now(), changed: ok, held: e.held}
-		t.seen[asset] = e
+	switch {
+	case !ok || e.print.Facts != p.Facts:
+		e = entry{print: p, since: t.now(), changed: ok, before: e.print.Object, held: e.held}
+	default:
+		e.print.Object = p.Object // a person's edit under the same facts
 	}
+	t.seen[asset] = e
 	return e
 }
 
-// Wait records asset's current print and says how long a write must still
-// wait: livePrint is the stamp of the live object ("" when it has none,
-// written before stamps or by someone else), live whether it exists.
-func (t *Tracker) Wait(asset, print, livePrint string, live bool) (time.Duration, bool) {
-	e := t.observe(asset, print)
+// Wait records asset's current print p and says how long a write must
+// still wait: live is the print stamped on the live object (zero when it
+// has none: written before stamps or by someone else), exists whether it
+// exists. A write is fact-driven when the facts differ from those its
+// object was written from and the object rendered now differs from the
+// one written then; only such a write waits.
+func (t *Tracker) Wait(asset string, p, live Print, exists bool) (time.Duration, bool) {
+	e := t.observe(asset, p)
 	now := t.now()
-	factDriven := e.changed
-	if live {
-		factDriven = livePrint != "" && livePrint != print
+	factDriven := e.changed && e.before != p.Object
+	if exists {
+		factDriven = live.Facts != "" && live.Facts != p.Facts && (live.Object == "" || live.Object != p.Object)
 	}
 	if !factDriven || t.Period <= 0 {
 		t.episode(asset, time.Time{})
@@ -106,4 +120,25 @@ func (t *Tracker) episode(asset string, at time.Time) {
 		e.held = at
 		t.seen[asset] = e
 	}
+}
+
+// Print is what a fact-driven write is judged by: Facts hashes the derived
+// facts an asset renders from, Object the object it renders from them
+// (before a person's patch: intent is not a fact).
+type Print struct{ Facts, Object string }
+
+// Stamp is the value stamped on a written object: "facts/object".
+func (p Print) Stamp() string {
+	if p.Object == "" {
+		return p.Facts
+	}
+	return p.Facts + "/" + p.Object
+}
+
+// ParseStamp reads a stamp; a stamp of an earlier release carries the
+// facts print alone (the object print is then unknown, and the facts
+// alone decide, as they did).
+func ParseStamp(s string) Print {
+	f, o, _ := strings.Cut(s, "/")
+	return Print{Facts: f, Object: o}
 }

@@ -9,43 +9,43 @@ func TestWait(t *testing.T) {
 	now := time.Unix(1000, 0)
 	tr := New(5*time.Minute, func() time.Time { return now })
 	// First sight after a start: the live stamp decides.
-	if _, w := tr.Wait("mc", "A", "A", true); w {
+	if _, w := tr.Wait("mc", pr("A"), pr("A"), true); w {
 		t.Fatal("facts as the object was written: no wait")
 	}
-	if _, w := tr.Wait("new", "A", "", false); w {
+	if _, w := tr.Wait("new", pr("A"), Print{}, false); w {
 		t.Fatal("a creation this process saw no fact change for (install, upgrade): no wait")
 	}
-	if _, w := tr.Wait("old", "A", "", true); w {
+	if _, w := tr.Wait("old", pr("A"), Print{}, true); w {
 		t.Fatal("an object written before stamps (an upgrade): no wait")
 	}
 	// The facts change: the write waits the whole period from the change.
-	if left, w := tr.Wait("mc", "B", "A", true); !w || left != 5*time.Minute {
+	if left, w := tr.Wait("mc", pr("B"), pr("A"), true); !w || left != 5*time.Minute {
 		t.Fatalf("a fact change: wait %v %s, want 5m", w, left)
 	}
 	now = now.Add(4 * time.Minute)
-	if left, w := tr.Wait("mc", "B", "A", true); !w || left != time.Minute {
+	if left, w := tr.Wait("mc", pr("B"), pr("A"), true); !w || left != time.Minute {
 		t.Fatalf("still settling: %v %s", w, left)
 	}
 	// It flickers back: nothing to write, nothing held.
-	if _, w := tr.Wait("mc", "A", "A", true); w {
+	if _, w := tr.Wait("mc", pr("A"), pr("A"), true); w {
 		t.Fatal("back to what the object was written from: no wait")
 	}
 	// And changes again: the period starts over.
 	now = now.Add(time.Minute)
-	if left, w := tr.Wait("mc", "B", "A", true); !w || left != 5*time.Minute {
+	if left, w := tr.Wait("mc", pr("B"), pr("A"), true); !w || left != 5*time.Minute {
 		t.Fatalf("a new change restarts the period: %v %s", w, left)
 	}
 	now = now.Add(5 * time.Minute)
-	if _, w := tr.Wait("mc", "B", "A", true); w {
+	if _, w := tr.Wait("mc", pr("B"), pr("A"), true); w {
 		t.Fatal("held for the period: the write goes")
 	}
 	// A creation after a fact change this process saw waits too (the
 	// print observed while the asset was inactive).
-	tr.Observe("gpu", "A")
-	if _, w := tr.Wait("gpu", "B", "", false); !w {
+	tr.Observe("gpu", Print{Facts: "A"}) // inactive: no object
+	if _, w := tr.Wait("gpu", pr("B"), Print{}, false); !w {
 		t.Fatal("a creation a fact change asks for waits")
 	}
-	if _, w := New(0, nil).Wait("x", "B", "A", true); w {
+	if _, w := New(0, nil).Wait("x", pr("B"), pr("A"), true); w {
 		t.Fatal("period 0: never held")
 	}
 }
@@ -61,7 +61,7 @@ func TestWaitHasADeadline(t *testing.T) {
 	var last time.Duration
 	waited := 0
 	for i := 0; ; i++ {
-		left, w := tr.Wait("mc", prints[i%2], "A", true)
+		left, w := tr.Wait("mc", pr(prints[i%2]), pr("A"), true)
 		if !w {
 			break
 		}
@@ -77,10 +77,46 @@ func TestWaitHasADeadline(t *testing.T) {
 	}
 	// Written: the live object now carries the print; a later change starts a new episode.
 	cur := prints[(waited)%2]
-	if _, w := tr.Wait("mc", cur, cur, true); w {
+	if _, w := tr.Wait("mc", pr(cur), pr(cur), true); w {
 		t.Fatal("no change since the write: no wait")
 	}
-	if left, w := tr.Wait("mc", "D", cur, true); !w || left != period {
+	if left, w := tr.Wait("mc", pr("D"), pr(cur), true); !w || left != period {
 		t.Fatalf("a new episode waits a whole period: %v %s", w, left)
+	}
+}
+
+// pr is a print whose object changes with the facts.
+func pr(facts string) Print { return Print{Facts: facts, Object: "object-" + facts} }
+
+// A fact change that does not change the object never holds its write: a
+// correction of a person's edit goes at once, also for an object not yet
+// created; a change of the object it renders (or of whether it is active
+// at all) does hold.
+func TestWaitJudgesTheObject(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tr := New(5*time.Minute, func() time.Time { return now })
+	written := Print{Facts: "A", Object: "X"}
+	if _, w := tr.Wait("mc", Print{Facts: "B", Object: "X"}, written, true); w {
+		t.Fatal("facts changed, the object did not: a correction goes at once")
+	}
+	if left, w := tr.Wait("mc", Print{Facts: "B", Object: "Y"}, written, true); !w || left != 5*time.Minute {
+		t.Fatalf("facts changed the object: %v %s", w, left)
+	}
+	if _, w := tr.Wait("mc", Print{Facts: "B", Object: "Y"}, Print{Facts: "A"}, true); !w {
+		t.Fatal("a stamp of an earlier release (facts only): the facts decide")
+	}
+	tr.Observe("absent", Print{Facts: "A", Object: "X"})
+	if _, w := tr.Wait("absent", Print{Facts: "B", Object: "X"}, Print{}, false); w {
+		t.Fatal("a creation the changed facts render the same: no wait")
+	}
+	tr.Observe("off", Print{Facts: "A"})
+	if _, w := tr.Wait("off", Print{Facts: "B", Object: "X"}, Print{}, false); !w {
+		t.Fatal("a fact that turns an asset on holds its creation")
+	}
+	if got := ParseStamp(written.Stamp()); got != written {
+		t.Fatalf("stamp round trip: %+v", got)
+	}
+	if got := ParseStamp("A"); got != (Print{Facts: "A"}) {
+		t.Fatalf("an earlier release's stamp: %+v", got)
 	}
 }

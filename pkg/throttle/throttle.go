@@ -37,6 +37,8 @@ type bucket struct {
 	lim       *rate.Limiter
 	lastUsed  time.Time
 	throttled bool
+	// taken: the last Allow took a token that Refund may give back.
+	taken bool
 }
 
 // New returns a Throttle; zero fields of cfg take DefaultConfig's values.
@@ -67,11 +69,26 @@ func (t *Throttle) Allow(key string) (bool, time.Duration) {
 	}
 	b.lastUsed = now
 	if b.lim.AllowN(now, 1) {
-		b.throttled = false
+		b.throttled, b.taken = false, true
 		return true, 0
 	}
-	b.throttled = true
+	b.throttled, b.taken = true, false
 	return false, t.untilToken(b, now)
+}
+
+// Refund gives back the token key's last Allow took, for a write that was
+// not made (the API server refused it): a refused write is no fight.
+func (t *Throttle) Refund(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if b := t.buckets[key]; b != nil && b.taken {
+		// A negative take adds the token back (the limiter caps its
+		// tokens at the burst when it next refills); Reservation.CancelAt
+		// cannot, once the token's time has passed. TestRefund holds the
+		// limiter to it.
+		b.lim.AllowN(t.now(), -1)
+		b.taken = false
+	}
 }
 
 // untilToken is how long until b holds a whole token, computed without

@@ -79,3 +79,34 @@ func TestDefaultBudgetServesAPersonAndBoundsAFight(t *testing.T) {
 		t.Fatal("Wait must not take a token")
 	}
 }
+
+// A refused write gives its token back: any number of refusals, each
+// after a token was taken at a later instant, never empty the bucket;
+// a refund without a token taken adds nothing, nor one above the burst.
+func TestRefund(t *testing.T) {
+	now := time.Unix(0, 0)
+	th := New(Config{Burst: 2, Refill: time.Hour})
+	th.now = func() time.Time { return now }
+	for i := 0; i < 50; i++ {
+		now = now.Add(time.Second)
+		if ok, _ := th.Allow("o"); !ok {
+			t.Fatalf("refusal %d: a refunded budget ran out", i)
+		}
+		now = now.Add(time.Second)
+		th.Refund("o")
+	}
+	th.Refund("o")
+	th.Refund("o")
+	if got := th.State("o").Tokens; got > 2.01 {
+		t.Fatalf("refunds beyond the burst: %v tokens", got)
+	}
+	th.Allow("o")
+	th.Allow("o")
+	if ok, _ := th.Allow("o"); ok {
+		t.Fatal("unrefunded writes must spend the budget")
+	}
+	th.Refund("o") // the last Allow took nothing
+	if ok, _ := th.Allow("o"); ok {
+		t.Fatal("a refund of a refused Allow added a token")
+	}
+}

@@ -31,8 +31,8 @@ type Tombstone struct {
 	Object  *unstructured.Unstructured `json:"-"`
 }
 
-// Key is the object's "Kind/namespace/name".
-func (t Tombstone) Key() string { return engine.ObjectKey(t.Object) }
+// Key is the object's identity (engine.Identity).
+func (t Tombstone) Key() string { return engine.Identity(t.Object) }
 
 // Load reads every tombstone under dir (one folder per release).
 func Load(fsys fs.FS, dir string) ([]Tombstone, error) {
@@ -80,9 +80,11 @@ type Result struct {
 	Status    Status
 	Deleted   bool // true only when this pass deleted it
 	Reason    string
-	// Live is the object as it was when deleted (Deleted only): what its
-	// deletion does to nodes is read from it.
+	// Live is the object as it was when deleted (Deleted only).
 	Live *unstructured.Unstructured `json:"-"`
+	// Disruption is what its deletion does to nodes, as the hold judged
+	// it (Deleted only).
+	Disruption engine.Disruption `json:"-"`
 }
 
 // Reaper processes tombstones at no API cost in steady state:
@@ -133,8 +135,9 @@ func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone, guard engine.
 	return out
 }
 
-// Hold says whether the deletion of live must wait, and why.
-type Hold func(live *unstructured.Unstructured) (string, bool)
+// Hold says what the deletion of live does to nodes, and whether it must
+// wait, and why (the controller asks its gate).
+type Hold func(live *unstructured.Unstructured) (dis engine.Disruption, why string, held bool)
 
 func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, confirm func(context.Context) (engine.Guard, error), hold Hold) Result {
 	res := Result{Tombstone: t}
@@ -176,8 +179,11 @@ func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, c
 		}
 		guard = guard.ForTombstones()
 	}
+	var dis engine.Disruption
 	if hold != nil {
-		if why, held := hold(live); held {
+		var why string
+		var held bool
+		if dis, why, held = hold(live); held {
 			res.Status, res.Reason = Skipped, "waits: "+why
 			return res
 		}
@@ -190,7 +196,7 @@ func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, c
 		res.Status, res.Reason = Skipped, "may not delete: "+why
 	default:
 		r.markGone(t.Key())
-		res.Status, res.Deleted, res.Live = Gone, true, live
+		res.Status, res.Deleted, res.Live, res.Disruption = Gone, true, live, dis
 	}
 	return res
 }

@@ -22,7 +22,7 @@ func TestLoad(t *testing.T) {
 		"worse/v1/y.yaml": {Data: []byte("{")},
 	}
 	ts, err := Load(fsys, "t")
-	if err != nil || len(ts) != 2 || ts[0].Release != "v1" || ts[1].Key() != "MachineConfig/b" {
+	if err != nil || len(ts) != 2 || ts[0].Release != "v1" || ts[1].Key() != "MachineConfig.machineconfiguration.openshift.io/b" {
 		t.Fatalf("got %+v %v", ts, err)
 	}
 	if _, err := Load(fsys, "bad"); err == nil {

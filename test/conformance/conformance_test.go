@@ -31,6 +31,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/drift"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rbac"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
@@ -260,7 +261,7 @@ func pass(t *testing.T, ctx context.Context, c client.Client, cat *catalog.Catal
 	applied := map[string]bool{}
 	for round := 1; round <= 2; round++ {
 		rc := context0(t, ctx, c, nodes, rendercontext.Reads(cat))
-		syncer := &apply.Syncer{Client: c, Throttle: throttle.New(throttle.Config{Burst: 100, Refill: time.Second})}
+		syncer := &apply.Syncer{Client: c, Gate: gate.New(gate.Config{Throttle: throttle.Config{Burst: 100, Refill: time.Second}, SettlePeriod: -1})}
 		for i := range cat.Assets {
 			a := &cat.Assets[i]
 			d := ev.Evaluate(ctx, a, rc, live)
@@ -281,7 +282,7 @@ func pass(t *testing.T, ctx context.Context, c client.Client, cat *catalog.Catal
 					t.Errorf("asset %s drifts right after its own apply (a hot loop): %v", a.Name, diff)
 				}
 			}
-			res := syncer.Sync(ctx, &d, nil)
+			res := syncer.Sync(ctx, rc, &d)
 			if res.Err != nil || (res.Outcome != engine.Applied && res.Outcome != engine.Unchanged) {
 				t.Fatalf("round %d: asset %s rejected: %s %s", round, a.Name, res.Outcome, res.Reason)
 			}

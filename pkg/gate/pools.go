@@ -1,4 +1,4 @@
-package controller
+package gate
 
 import (
 	"sync"
@@ -39,7 +39,9 @@ func newPoolWaits() *poolWaits {
 // object, named by key) must wait for its pool, judged on this
 // reconcile's facts rc: why, and when to look again.
 func (p *poolWaits) wait(rc *rendercontext.RenderContext, key string, dis engine.Disruption) (string, time.Duration, bool) {
-	if !dis.Reboot || len(dis.Rolled()) == 0 {
+	if !dis.Reboot || (rc.PoolsErr == nil && len(dis.Rolled()) == 0) {
+		// Pools unreadable: which pools it reaches is unknown, and
+		// unknown holds.
 		return "", 0, false
 	}
 	p.mu.Lock()

@@ -1,0 +1,295 @@
+// Package gate decides whether one write may go now. Every write and
+// every delete the controller sends is described once (Write) and judged
+// here, by the same checks in the same order, whatever path it comes
+// from: a creation, a correction, a re-creation, a shared merge, an
+// opt-in asset switched off, a tombstone. The gate owns every clock those
+// checks need (backoff, settle, pool waits, anti-thrashing) and returns
+// plain data: go, or the outcome, why, and when to look again.
+//
+// The order (Judge):
+//  1. report-only: nothing is written or deleted, ever (Drifted);
+//  2. settle: a write that changed facts ask for, and that changes the
+//     object, waits for them to hold (Settling);
+//  3. disruption window: a write that reboots a pool goes only while the
+//     HCO's window is open, or when it has none (Staged);
+//  4. busy pools: a write that reboots a pool waits while any pool it
+//     reaches is updating, degraded or unreadable, at most PoolBusyBound
+//     (Settling);
+//  5. anti-thrashing: a correction or re-creation takes a token from the
+//     object's bucket (Throttled).
+//
+// What a write reaches is computed by one function for every path
+// (engine.DisruptionOf for a decision's object, engine.RemovalDisruption
+// for a deletion, both over the pools' selectors). Information that is
+// missing holds: pools that cannot be read, a window not understood.
+package gate
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+)
+
+// Op is what a write does to its object.
+type Op string
+
+// The writes the controller sends.
+const (
+	// Create makes an object that does not exist (and, to this process's
+	// knowledge, never did: not a correction).
+	Create Op = "create"
+	// Recreate makes again an object this process created or saw, that
+	// someone deleted: a correction (a deletion loop is a fight).
+	Recreate Op = "re-create"
+	// Correct applies the desired state over a live object that drifted.
+	Correct Op = "correct"
+	// Merge corrects a shared object the autopilot merges a setting into.
+	Merge Op = "merge"
+	// SwitchOff deletes what an opt-in asset created, a person having
+	// turned it off.
+	SwitchOff Op = "switch-off delete"
+	// Tombstone deletes an object an earlier release created and this one
+	// no longer ships.
+	Tombstone Op = "tombstone delete"
+)
+
+// Deletes reports whether op removes its object.
+func (op Op) Deletes() bool { return op == SwitchOff || op == Tombstone }
+
+// Write is one write, as the gate judges it.
+type Write struct {
+	Op Op
+	// ID identifies the object (engine.Identity): its bucket and its pool
+	// wait.
+	ID string
+	// Asset names the catalog asset, "" for a tombstone: its settle clock.
+	Asset string
+	// Disruption is what the write does to nodes: the pools it rolls and
+	// whether it reboots them (a correction of metadata alone reaches no
+	// node unless it moves the object between pools).
+	Disruption engine.Disruption
+	// ReportOnly: the object is compared, never written or deleted.
+	ReportOnly bool
+	// Settle, for a write that a change of derived facts can ask for (it
+	// reboots a pool or changes remediation): the prints now and on the
+	// live object. nil: the write never waits for facts (a deletion is a
+	// person's or a release's intent).
+	Settle *Settle
+	// Drift and Opponents describe a correction, for messages.
+	Drift     []string
+	Opponents []string
+}
+
+// Settle is what the settle rule reads of one write.
+type Settle struct {
+	Now  settle.Print
+	Live settle.Print // stamped on the live object; zero when none
+	// Exists: the object exists (its stamp, even empty, decides).
+	Exists bool
+}
+
+// Verdict is the gate's answer: Go, or the outcome that stands instead,
+// why, and when to look again.
+type Verdict struct {
+	Go         bool
+	Outcome    engine.Outcome
+	Reason     string
+	RetryAfter time.Duration
+}
+
+// Config sizes the gate's clocks.
+type Config struct {
+	Throttle throttle.Config
+	// SettlePeriod: how long a fact must hold (negative: no wait).
+	SettlePeriod time.Duration
+	// Resync bounds how long a staged write is not looked at again.
+	Resync time.Duration
+	// Now is the clock of windows, pool waits, settling and backoff; nil
+	// is time.Now.
+	Now func() time.Time
+}
+
+// Gate judges writes. Safe for one reconcile at a time (the controller
+// runs one worker).
+type Gate struct {
+	cfg      Config
+	throttle *throttle.Throttle
+	settle   *settle.Tracker
+	pools    *poolWaits
+	retries  *retries
+}
+
+// New returns a gate with fresh clocks.
+func New(cfg Config) *Gate {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Resync <= 0 {
+		cfg.Resync = 10 * time.Minute
+	}
+	g := &Gate{cfg: cfg, throttle: throttle.New(cfg.Throttle), settle: settle.New(cfg.SettlePeriod, cfg.Now),
+		pools: newPoolWaits(), retries: newRetries()}
+	g.pools.now = cfg.Now
+	g.retries.now = cfg.Now
+	return g
+}
+
+// Judge says whether w may be sent now, judged on this reconcile's facts
+// rc (for a deletion, the context with the HCO as just re-read). A Go
+// verdict of a correction or re-creation has taken its token: a write the
+// API server then refuses gives it back (Refused).
+func (g *Gate) Judge(rc *rendercontext.RenderContext, w Write) Verdict {
+	if w.ReportOnly {
+		return reportOnly(w)
+	}
+	if w.Settle != nil && w.Asset != "" && !w.Op.Deletes() {
+		if left, wait := g.settle.Wait(w.Asset, w.Settle.Now, w.Settle.Live, w.Settle.Exists); wait {
+			return Verdict{Outcome: engine.Settling, RetryAfter: left,
+				Reason: fmt.Sprintf("the hardware, topology or objects it renders from changed and change the object; this write reboots a pool or changes remediation, so it waits until the change has held for %s (at most %d periods while it keeps changing)", g.cfg.SettlePeriod, settle.HoldFactor)}
+		}
+	}
+	now := g.cfg.Now()
+	if why, opens, staged := engine.Staging(rc, w.Disruption, now); staged {
+		// Back when the window opens, and no later than the resync: a
+		// staged write must not suspend it for days.
+		retry := g.cfg.Resync
+		if !opens.IsZero() {
+			retry = min(max(opens.Sub(now), time.Second), g.cfg.Resync)
+		}
+		return Verdict{Outcome: engine.Staged, Reason: why, RetryAfter: retry}
+	}
+	if why, retry, held := g.pools.wait(rc, w.ID, w.Disruption); held {
+		return Verdict{Outcome: engine.Settling, Reason: why, RetryAfter: retry}
+	}
+	if w.Op == Correct || w.Op == Merge || w.Op == Recreate {
+		if ok, wait := g.throttle.Allow(w.ID); !ok {
+			return throttled(w, wait)
+		}
+	}
+	return Verdict{Go: true}
+}
+
+// Spent says, before anything is sent for a correction (not even a
+// dry-run), whether w's budget is spent; report-only has no budget.
+func (g *Gate) Spent(w Write) (Verdict, bool) {
+	if w.ReportOnly {
+		return Verdict{}, false
+	}
+	if wait := g.throttle.Wait(w.ID); wait > 0 {
+		return throttled(w, wait), true
+	}
+	return Verdict{}, false
+}
+
+// Observe records an asset's current settle print, whether or not it is
+// written (a fact turning an asset on is a change too).
+func (g *Gate) Observe(asset string, p settle.Print) { g.settle.Observe(asset, p) }
+
+// Refused reports a write the API server refused (err: permissions,
+// admission, validation): it changed nothing, so it spends no budget and
+// names no opponent. Its outcome is the refusal; the caller retries it on
+// the asset's backoff (Failed), as a permanent error.
+func (g *Gate) Refused(w Write, err error) Verdict {
+	if w.Op == Correct || w.Op == Merge || w.Op == Recreate {
+		g.throttle.Refund(w.ID)
+	}
+	return Verdict{Outcome: engine.Refused, Reason: fmt.Sprintf("the API server refused the %s: %v", w.Op, err)}
+}
+
+// IsRefusal reports whether err is the API server refusing a write on its
+// merits (not allowed, not valid, denied by admission), which trying again
+// at once will not change; a timeout, a conflict or an unavailable server
+// is not.
+func IsRefusal(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+		apierrors.IsMethodNotSupported(err) || apierrors.IsRequestEntityTooLargeError(err) ||
+		apierrors.IsUnauthorized(err)
+}
+
+// Forget drops an object's budget once the autopilot removed it itself:
+// creating it again later is not a correction.
+func (g *Gate) Forget(id string) { g.throttle.Forget(id) }
+
+// Failed counts a failure of key (an asset, or a step of the reconcile)
+// and returns how long until its next try.
+func (g *Gate) Failed(key string) time.Duration { return g.retries.failed(key) }
+
+// Succeeded ends key's backoff.
+func (g *Gate) Succeeded(key string) { g.retries.succeeded(key) }
+
+// BackingOff reports how long key must still wait after its last failure.
+func (g *Gate) BackingOff(key string) (time.Duration, bool) { return g.retries.held(key) }
+
+// Throttled counts objects whose budget is spent (a metric).
+func (g *Gate) Throttled() int { return g.throttle.Throttled() }
+
+// ThrottleState is one object's bucket (the debug view).
+func (g *Gate) ThrottleState(id string) throttle.State { return g.throttle.State(id) }
+
+func throttled(w Write, wait time.Duration) Verdict {
+	who := "another actor"
+	if len(w.Opponents) > 0 {
+		who = "field manager(s) " + strings.Join(w.Opponents, ", ")
+	}
+	// No remaining time in the message: it stays the same for the whole
+	// episode, so the Thrashing event is recorded once.
+	return Verdict{Outcome: engine.Throttled, RetryAfter: wait,
+		Reason: fmt.Sprintf("corrective writes to %s are paused: fields %s, changed by %s, keep changing; writing resumes by itself when the write budget refills",
+			w.ID, strings.Join(w.Drift, ", "), who)}
+}
+
+// reportOnly is the verdict on a write report-only holds: Drifted, with
+// what a write would do; nothing is sent.
+func reportOnly(w Write) Verdict {
+	v := Verdict{Outcome: engine.Drifted}
+	switch {
+	case w.Op.Deletes():
+		v.Reason = "report-only: a write would delete the object (" + string(w.Op) + "); nothing is deleted"
+	case w.Op == Create || w.Op == Recreate:
+		v.Reason = "report-only: the object does not exist; a write would create it"
+	default:
+		v.Reason = "report-only: differs from what would be applied in " + strings.Join(w.Drift, ", ") + "; nothing is written"
+	}
+	return v
+}
+
+// ForDecision describes the write of d's desired object: op is Create,
+// Recreate or Correct (Merge for a shared asset's correction); drift are
+// the fields a correction changes.
+func ForDecision(d *engine.Decision, op Op, drift, opponents []string) Write {
+	if op == Correct && d.Asset != nil && d.Asset.Shared {
+		op = Merge
+	}
+	w := Write{Op: op, ID: engine.Identity(d.Desired), Disruption: engine.DisruptionOf(d),
+		ReportOnly: d.ReportOnly, Drift: drift, Opponents: opponents}
+	if d.Asset != nil {
+		w.Asset = d.Asset.Name
+	}
+	if (op == Correct || op == Merge) && !engine.ReachesNodes(drift) && !d.MovesPools {
+		// Labels and annotations reboot nothing, unless they move the
+		// object between pools.
+		w.Disruption = engine.Disruption{}
+	}
+	if d.FactPrint != "" {
+		w.Settle = &Settle{Now: d.SettlePrint(), Exists: d.Live != nil}
+		if d.Live != nil {
+			w.Settle.Live = settle.ParseStamp(d.Live.GetAnnotations()[annotations.Facts])
+		}
+	}
+	return w
+}
+
+// ForRemoval describes the deletion of live by op (SwitchOff, Tombstone;
+// asset "" for a tombstone), judged on rc's pools.
+func ForRemoval(rc *rendercontext.RenderContext, op Op, asset string, live *unstructured.Unstructured, reportOnly bool) Write {
+	return Write{Op: op, ID: engine.Identity(live), Asset: asset, Disruption: engine.RemovalDisruption(rc, live), ReportOnly: reportOnly}
+}
