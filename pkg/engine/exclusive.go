@@ -99,7 +99,7 @@ func Clash(a *catalog.Asset, desired *unstructured.Unstructured, rc *renderconte
 }
 
 // poolsHeld names the pools a KubeletConfig's machineConfigPoolSelector
-// selects, as MCO reads it (absent selects nothing, empty every pool):
+// selects, as MCO reads it (absent or empty selects nothing):
 // among the live pools, or (offline, or not OpenShift) among the two every
 // OpenShift cluster has and the one its own pool label names, each with
 // the label every pool carries.
@@ -143,17 +143,8 @@ func nodesHeld(nhc *unstructured.Unstructured, rc *rendercontext.RenderContext) 
 }
 
 // selects reports whether a KubeletConfig's machineConfigPoolSelector
-// matches a pool's labels, as MCO reads it: no selector selects nothing, an
-// empty one every pool.
+// matches a pool's labels, as MCO reads it (rendercontext.MCOSelects: no
+// selector, an empty one or one not valid selects nothing).
 func selects(kc *unstructured.Unstructured, pool labels.Set) bool {
-	raw, found, _ := unstructured.NestedMap(kc.Object, "spec", "machineConfigPoolSelector")
-	if !found {
-		return false
-	}
-	var sel metav1.LabelSelector
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &sel); err != nil {
-		return false
-	}
-	s, err := metav1.LabelSelectorAsSelector(&sel)
-	return err == nil && s.Matches(pool)
+	return rendercontext.MCOSelects(kc, pool, "spec", "machineConfigPoolSelector")
 }

@@ -46,13 +46,13 @@ func TestKubeletClash(t *testing.T) {
 		others []*unstructured.Unstructured
 		clash  string
 	}{
-		"alone":                                {nil, ""},
-		"our own live copy":                    {[]*unstructured.Unstructured{kubeletConfig("kubevirt-kubelet-worker", worker, true)}, ""},
-		"another pool":                         {[]*unstructured.Unstructured{kubeletConfig("admin-master", master, false)}, ""},
-		"no selector selects nothing":          {[]*unstructured.Unstructured{kubeletConfig("admin-none", nil, false)}, ""},
-		"an admin's on the pool":               {[]*unstructured.Unstructured{kubeletConfig("admin-worker", worker, false)}, "KubeletConfig admin-worker already selects pool worker"},
-		"an old one of ours, kept":             {[]*unstructured.Unstructured{kubeletConfig("kubevirt-worker-performance", worker, true)}, "kubevirt-worker-performance"},
-		"an empty selector selects every pool": {[]*unstructured.Unstructured{kubeletConfig("admin-all", map[string]any{}, false)}, "admin-all"},
+		"alone":                                   {nil, ""},
+		"our own live copy":                       {[]*unstructured.Unstructured{kubeletConfig("kubevirt-kubelet-worker", worker, true)}, ""},
+		"another pool":                            {[]*unstructured.Unstructured{kubeletConfig("admin-master", master, false)}, ""},
+		"no selector selects nothing":             {[]*unstructured.Unstructured{kubeletConfig("admin-none", nil, false)}, ""},
+		"an admin's on the pool":                  {[]*unstructured.Unstructured{kubeletConfig("admin-worker", worker, false)}, "KubeletConfig admin-worker already selects pool worker"},
+		"an old one of ours, kept":                {[]*unstructured.Unstructured{kubeletConfig("kubevirt-worker-performance", worker, true)}, "kubevirt-worker-performance"},
+		"an empty selector selects nothing (MCO)": {[]*unstructured.Unstructured{kubeletConfig("admin-all", map[string]any{}, false)}, ""},
 		"by expression": {[]*unstructured.Unstructured{kubeletConfig("admin-expr", map[string]any{"matchExpressions": []any{
 			map[string]any{"key": "pools.operator.machineconfiguration.openshift.io/worker", "operator": "Exists"}}}, false)}, "admin-expr"},
 	} {
@@ -117,7 +117,7 @@ func TestClashJudgedOnTheAppliedObject(t *testing.T) {
 	}{
 		"ours on worker":                             {sel("pools.operator.machineconfiguration.openshift.io/worker"), ""},
 		"patched onto master":                        {sel("pools.operator.machineconfiguration.openshift.io/master"), "admin-master already selects pool master"},
-		"patched to an empty selector (every pool)":  {map[string]any{}, "admin-infra already selects pool infra"},
+		"patched to an empty selector (no pool)":     {map[string]any{}, ""},
 		"patched onto the custom pool's own label":   {sel("custom"), "admin-infra"},
 		"patched to a selector that selects no pool": {sel("nothing"), ""},
 	} {

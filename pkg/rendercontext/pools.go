@@ -220,12 +220,26 @@ func selectorAt(u *unstructured.Unstructured, path ...string) (labels.Selector, 
 	return metav1.LabelSelectorAsSelector(&ls)
 }
 
+// MCOSelects is MCO's one rule for its label selectors, the pool's
+// machineConfigSelector over a MachineConfig's labels and a
+// KubeletConfig's machineConfigPoolSelector over a pool's labels: a
+// selector that is absent, empty or not valid matches nothing, never
+// everything (machine-config-operator pkg/controller/render/
+// render_controller.go getMachineConfigsForPool, and
+// pkg/controller/kubelet-config/kubelet_config_controller.go
+// getPoolsForKubeletConfig: "If a pool with a nil or empty selector creeps
+// in, it should match nothing, not everything").
+func MCOSelects(u *unstructured.Unstructured, set labels.Set, path ...string) bool {
+	sel, err := selectorAt(u, path...)
+	return err == nil && !sel.Empty() && sel.Matches(set)
+}
+
 // PoolsReached names, sorted, the pools whose configuration u changes: for
 // a MachineConfig every pool whose machineConfigSelector matches its
 // labels (a custom pool that takes the worker role's MachineConfigs rolls
 // with the worker pool), for a KubeletConfig every pool whose labels its
-// machineConfigPoolSelector matches. nil when no pool was read or none
-// matches (the caller falls back to the role's pool).
+// machineConfigPoolSelector matches (MCOSelects). nil when no pool was
+// read or none matches (the caller falls back to the role's pool).
 func (rc *RenderContext) PoolsReached(u *unstructured.Unstructured) []string {
 	if u == nil || len(rc.Pools) == 0 {
 		return nil
@@ -235,11 +249,9 @@ func (rc *RenderContext) PoolsReached(u *unstructured.Unstructured) []string {
 		var match bool
 		switch u.GetKind() {
 		case "MachineConfig":
-			sel, err := selectorAt(p, "spec", "machineConfigSelector")
-			match = err == nil && !sel.Empty() && sel.Matches(labels.Set(u.GetLabels()))
+			match = MCOSelects(p, labels.Set(u.GetLabels()), "spec", "machineConfigSelector")
 		case "KubeletConfig":
-			sel, err := selectorAt(u, "spec", "machineConfigPoolSelector")
-			match = err == nil && !sel.Empty() && sel.Matches(labels.Set(p.GetLabels()))
+			match = MCOSelects(u, labels.Set(p.GetLabels()), "spec", "machineConfigPoolSelector")
 		}
 		if match {
 			out = append(out, p.GetName())
