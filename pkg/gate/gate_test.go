@@ -1,0 +1,285 @@
+package gate_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/nodedisruption"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+)
+
+// The paths that write or delete, the states of the cluster and the gate's
+// clocks, and what a write does to nodes, every combination judged by the
+// gate and by an oracle written from the product's promises (README,
+// docs/reliability.md), not from the gate's code.
+
+type path string
+
+const (
+	create       path = "create"
+	recreate     path = "re-create"
+	correctSpec  path = "correct spec"
+	correctMeta  path = "correct metadata"
+	sharedMerge  path = "shared merge"
+	switchOff    path = "switch-off delete"
+	tombstoneDel path = "tombstone delete"
+)
+
+var paths = []path{create, recreate, correctSpec, correctMeta, sharedMerge, switchOff, tombstoneDel}
+
+type kind string
+
+const (
+	reboot      kind = "reboot"       // a MachineConfig MCO drains and reboots for
+	restartOnly kind = "restart-only" // a correction MCO's node disruption policy applies without a drain
+	none        kind = "none"         // a ConfigMap: reaches no node
+)
+
+var kinds = []kind{reboot, restartOnly, none}
+
+type state string
+
+const (
+	atRest              state = "at rest, no window"
+	windowOpen          state = "window open"
+	windowClosed        state = "window closed"
+	windowInvalid       state = "window not understood"
+	workerUpdating      state = "worker pool updating"
+	workerDegraded      state = "worker pool degraded"
+	poolsUnreadable     state = "pools unreadable"
+	customPoolBusy      state = "custom pool taking worker's MachineConfigs updating"
+	masterBusy          state = "another pool (master) updating"
+	factChangesObject   state = "fact changed, object changes"
+	factKeepsObject     state = "fact changed, object the same"
+	reportOnly          state = "report-only"
+	budgetSpent         state = "write budget spent"
+	refusedBefore       state = "the previous write was refused"
+	windowClosedPoolBad state = "window closed and pool updating"
+)
+
+var states = []state{atRest, windowOpen, windowClosed, windowInvalid, workerUpdating, workerDegraded, poolsUnreadable,
+	customPoolBusy, masterBusy, factChangesObject, factKeepsObject, reportOnly, budgetSpent, refusedBefore, windowClosedPoolBad}
+
+// oracle: what the product promises for one combination ("" is: the write
+// goes now).
+func oracle(p path, k kind, s state) engine.Outcome {
+	if s == reportOnly {
+		return engine.Drifted // nothing is ever written or deleted
+	}
+	deletes := p == switchOff || p == tombstoneDel
+	// Creation and deletion always reboot a MachineConfig's pools; a
+	// restart-only policy covers corrections only; metadata reaches no node.
+	reachesNodes := k != none && (p == create || p == recreate || deletes || ((p == correctSpec || p == sharedMerge) && k == reboot))
+	// Only a fact-driven write of a reboot or remediation object settles,
+	// and only when the facts change the object; deletions are intent.
+	if k != none && !deletes && s == factChangesObject {
+		return engine.Settling
+	}
+	if reachesNodes {
+		switch s {
+		case windowClosed, windowInvalid, windowClosedPoolBad:
+			return engine.Staged
+		case workerUpdating, workerDegraded, poolsUnreadable, customPoolBusy:
+			return engine.Settling
+		}
+	}
+	if s == budgetSpent && (p == recreate || p == correctSpec || p == correctMeta || p == sharedMerge) {
+		return engine.Throttled
+	}
+	return ""
+}
+
+var monday = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func pool(name string, roles []any, cond string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"machineConfigSelector": map[string]any{
+		"matchExpressions": []any{map[string]any{"key": "machineconfiguration.openshift.io/role", "operator": "In", "values": roles}}}}}}
+	u.SetGroupVersionKind(rendercontext.PoolGVK)
+	u.SetName(name)
+	u.SetLabels(map[string]string{"pools.operator.machineconfiguration.openshift.io/" + name: ""})
+	if cond != "" {
+		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": cond, "status": "True", "message": "node failed"}}, "status", "conditions")
+	}
+	return u
+}
+
+func context(s state) *rendercontext.RenderContext {
+	hco := &unstructured.Unstructured{Object: map[string]any{}}
+	hco.SetName(rendercontext.HCOName)
+	switch s {
+	case windowOpen:
+		hco.SetAnnotations(map[string]string{annotations.DisruptionWindow: "Mon 11:00-13:00 UTC"})
+	case windowClosed, windowClosedPoolBad:
+		hco.SetAnnotations(map[string]string{annotations.DisruptionWindow: "Sat 02:00-06:00 UTC"})
+	case windowInvalid:
+		hco.SetAnnotations(map[string]string{annotations.DisruptionWindow: "Saturday nights"})
+	}
+	worker, master, virt := "", "", ""
+	switch s {
+	case workerUpdating, windowClosedPoolBad:
+		worker = "Updating"
+	case workerDegraded:
+		worker = "Degraded"
+	case customPoolBusy:
+		virt = "Updating"
+	case masterBusy:
+		master = "Updating"
+	}
+	f := rendercontext.Facts{HCO: hco, Observed: rendercontext.Observed{Pools: []*unstructured.Unstructured{
+		pool("master", []any{"master"}, master), pool("worker", []any{"worker"}, worker), pool("virt", []any{"worker", "virt"}, virt)}}}
+	if s == poolsUnreadable {
+		f.Pools, f.PoolsErr = nil, errors.New("machineconfigpools is forbidden")
+	}
+	return rendercontext.New(f)
+}
+
+func object(k kind) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+	if k == none {
+		u.SetAPIVersion("v1")
+		u.SetKind("ConfigMap")
+		u.SetNamespace("ns")
+		u.SetName("cm")
+		return u
+	}
+	u.SetAPIVersion("machineconfiguration.openshift.io/v1")
+	u.SetKind("MachineConfig")
+	u.SetName("50-kubevirt-thing")
+	u.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": "worker",
+		annotations.ManagedByLabel: annotations.ManagedByValue})
+	return u
+}
+
+// write builds the gate's description of one path's write as the
+// controller does (gate.ForDecision for a decision's object,
+// gate.ForRemoval for a deletion).
+func write(p path, k kind, s state, rc *rendercontext.RenderContext) gate.Write {
+	obj := object(k)
+	asset := &catalog.Asset{Name: "thing", Shared: p == sharedMerge}
+	if k != none {
+		asset.Disruption = catalog.DisruptionReboot
+	}
+	if p == switchOff || p == tombstoneDel {
+		name := asset.Name
+		if p == tombstoneDel {
+			name = ""
+		}
+		return gate.ForRemoval(rc, map[path]gate.Op{switchOff: gate.SwitchOff, tombstoneDel: gate.Tombstone}[p], name, obj, s == reportOnly)
+	}
+	d := &engine.Decision{Asset: asset, Verdict: engine.VerdictIncluded, Rendered: obj, Desired: obj, ReportOnly: s == reportOnly}
+	if k != none {
+		d.Pools = rc.PoolsReached(obj)
+		d.FactPrint, d.ObjectPrint = "A", "X"
+		switch s {
+		case factChangesObject:
+			d.FactPrint, d.ObjectPrint = "B", "Y"
+		case factKeepsObject:
+			d.FactPrint = "B"
+		}
+	}
+	op, drift := gate.Correct, []string{"/spec/config"}
+	switch p {
+	case create:
+		op, drift = gate.Create, []string{"(object absent)"}
+	case recreate:
+		op, drift = gate.Recreate, []string{"(object absent)"}
+	case correctMeta:
+		drift = []string{"/metadata/labels/x"}
+	}
+	if op == gate.Correct {
+		live := obj.DeepCopy()
+		if k != none {
+			live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: "A", Object: "X"}.Stamp()})
+		}
+		d.Live = live
+		if k == restartOnly {
+			d.NodeActions = []nodedisruption.Action{{Type: "Restart", Unit: "kubevirt-thing.service"}}
+		}
+	}
+	return gate.ForDecision(d, op, drift, []string{"kubectl-edit"})
+}
+
+func TestGateAgainstTheOracle(t *testing.T) {
+	refusal := apierrors.NewForbidden(schema.GroupResource{Resource: "machineconfigs"}, "x", errors.New("denied"))
+	cases := 0
+	for _, p := range paths {
+		for _, k := range kinds {
+			for _, s := range states {
+				name := fmt.Sprintf("%s/%s/%s", p, k, s)
+				g := gate.New(gate.Config{Throttle: throttle.Config{Burst: 1, Refill: time.Hour}, SettlePeriod: 5 * time.Minute,
+					Resync: time.Hour, Now: func() time.Time { return monday }})
+				rc := context(s)
+				w := write(p, k, s, rc)
+				if w.Asset != "" && (p == create || p == recreate) {
+					// This process saw the object rendered from the facts before.
+					g.Observe(w.Asset, settle.Print{Facts: "A", Object: "X"})
+				}
+				if s == budgetSpent || s == refusedBefore {
+					// An earlier correction of the same object took the token.
+					prior := w
+					prior.Op, prior.Disruption, prior.Settle, prior.ReportOnly = gate.Correct, engine.Disruption{}, nil, false
+					if v := g.Judge(context(atRest), prior); !v.Go {
+						t.Fatalf("%s: the earlier write: %+v", name, v)
+					}
+					if s == refusedBefore {
+						g.Refused(prior, refusal)
+					}
+				}
+				v := g.Judge(rc, w)
+				want := oracle(p, k, s)
+				cases++
+				switch {
+				case want == "" && !v.Go:
+					t.Errorf("%s: held (%s: %s), the product promises it goes", name, v.Outcome, v.Reason)
+				case want != "" && v.Go:
+					t.Errorf("%s: went, the product promises %s", name, want)
+				case want != "" && v.Outcome != want:
+					t.Errorf("%s: %s (%s), want %s", name, v.Outcome, v.Reason, want)
+				case want != "" && want != engine.Drifted && (v.RetryAfter <= 0 || v.RetryAfter > time.Hour):
+					t.Errorf("%s: every wait has a deadline within the resync: retry after %s", name, v.RetryAfter)
+				case want != "" && v.Reason == "":
+					t.Errorf("%s: a held write says why", name)
+				}
+			}
+		}
+	}
+	if cases != len(paths)*len(kinds)*len(states) {
+		t.Fatalf("%d cases", cases)
+	}
+}
+
+// A refused write is reported as the refusal, spends no budget and names
+// nobody: refused as often as it likes, the next correction still goes.
+func TestRefusedIsNoFight(t *testing.T) {
+	g := gate.New(gate.Config{Throttle: throttle.Config{Burst: 2, Refill: time.Hour}, Now: func() time.Time { return monday }})
+	rc := context(atRest)
+	w := write(correctSpec, none, atRest, rc)
+	for i := 0; i < 20; i++ {
+		if v := g.Judge(rc, w); !v.Go {
+			t.Fatalf("attempt %d after refusals: %+v", i, v)
+		}
+		v := g.Refused(w, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "cm", errors.New("no patch")))
+		if v.Outcome != engine.Refused || v.Reason == "" {
+			t.Fatalf("%+v", v)
+		}
+	}
+	if g.Throttled() != 0 {
+		t.Fatal("refusals counted as a fight")
+	}
+	if !gate.IsRefusal(apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "cm", nil)) ||
+		gate.IsRefusal(apierrors.NewServiceUnavailable("etcd")) || gate.IsRefusal(apierrors.NewConflict(schema.GroupResource{}, "cm", nil)) {
+		t.Fatal("refusals are the server's judgement of the write, not its availability or a race")
+	}
+}
