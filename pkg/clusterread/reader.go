@@ -9,6 +9,7 @@ package clusterread
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -46,6 +47,10 @@ type Options struct {
 	// Structures is what the cache's CRD transform keeps of the schemas it
 	// drops (CacheOptions); nil: the CRDs' own schemas are read.
 	Structures *structure.Store
+	// Objects are single objects read and watched beyond the catalog's
+	// reads, each by its own narrow informer (the fleet status ConfigMap):
+	// read from a cache, a change by anyone wakes a reconcile.
+	Objects []rendercontext.ObjectKey
 }
 
 // Reader reads the cluster for the reconciler: cached reads routed to the
@@ -85,7 +90,7 @@ func New(mgr manager.Manager, opts Options) (*Reader, error) {
 		kinds:      opts.Kinds,
 		structures: opts.Structures,
 	}
-	if r.lookups, err = newLookups(mgr, r.reads, func() *syncGate { return newSyncGate(opts.SyncTimeout) }); err != nil {
+	if r.lookups, err = newLookups(mgr, append(slices.Clone(r.reads), opts.Objects...), func() *syncGate { return newSyncGate(opts.SyncTimeout) }); err != nil {
 		return nil, err
 	}
 	// Started with the controller (after leader election, when enabled).

@@ -41,8 +41,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 			// No HCO that can be read: nothing to manage. CRD events and
 			// the HCO watch wake us up when that changes.
-			r.report.Idle(ctx, report.IdleFor(facts, r.opts.Namespace, err))
-			return r.finish(ctx, "", clusterread.FactWatches(rendercontext.New(facts)), 0)
+			idle := report.IdleFor(facts, r.opts.Namespace, err)
+			r.report.Idle(ctx, idle)
+			return r.finish(ctx, "", clusterread.FactWatches(rendercontext.New(facts)), r.publishIdle(ctx, idle.Reason))
 		}
 		logger.Error(err, "cannot read cluster facts; retrying", "action", "retry")
 		r.report.Reconciled(fmt.Errorf("read cluster facts: %w", err), "")
@@ -56,7 +57,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		// Uninstall: the operators owning the operands clean up. Writing
 		// now would re-create what they delete; deleting is not ours to do.
 		r.report.Idle(ctx, report.IdleStatus{Reason: report.IdleHCOTerminating, Message: "HyperConverged " + r.opts.Namespace + "/" + rendercontext.HCOName + " is being deleted: nothing is written or deleted"})
-		return r.finish(ctx, hco.GetResourceVersion(), clusterread.FactWatches(rc), 0)
+		return r.finish(ctx, hco.GetResourceVersion(), clusterread.FactWatches(rc), r.publishIdle(ctx, report.IdleHCOTerminating))
 	}
 	act := engine.ActivationOf(rc, r.opts.Catalog)
 	r.report.Activation(ctx, hco, act)
@@ -137,20 +138,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		r.report.Asset(ctx, hco, w.d, w.res)
 	}
 	r.report.Notices(ctx, hco, r.evaluator.Notices(r.opts.Catalog, eval))
-	if _, backingOff := r.gate.BackingOff("fleet-status"); r.fleet != nil && !backingOff {
-		// A report, like an Event: written in report-only too, and only
-		// when a feature's state or compliance changed; after a failed
-		// write, not tried again before its backoff expires.
+	if r.fleet != nil {
+		// A report, like an Event: written in report-only too.
 		statuses := features.Of(r.opts.Catalog, eval.Context, eval.Decisions, r.report.Snapshot().Last)
-		if changed, err := r.fleet.Write(ctx, statuses); err != nil {
-			log.FromContext(ctx).Error(err, "cannot write the fleet status; retrying", "action", "retry")
-			retry = minPositive(retry, r.gate.Failed("fleet-status"))
-		} else {
-			r.gate.Succeeded("fleet-status")
-			if changed {
-				log.FromContext(ctx).Info("fleet status written", "configMap", r.opts.StatusNamespace+"/"+fleetstatus.Name, "action", "write")
-			}
-		}
+		retry = minPositive(retry, r.publish(ctx, func() (bool, error) { return r.fleet.Write(ctx, statuses) }))
 	}
 	return r.finish(ctx, hco.GetResourceVersion(), want, retry)
 }
@@ -292,4 +283,31 @@ func (r *Reconciler) now() time.Time {
 		return r.opts.Now()
 	}
 	return time.Now()
+}
+
+// publishIdle says in the fleet status that the autopilot is idle, and why.
+func (r *Reconciler) publishIdle(ctx context.Context, reason report.IdleReason) time.Duration {
+	if r.fleet == nil {
+		return 0
+	}
+	return r.publish(ctx, func() (bool, error) { return r.fleet.WriteIdle(ctx, string(reason)) })
+}
+
+// publish writes the fleet status when it differs from the cluster's copy
+// (write), at most once per backoff after a failure; it returns when to
+// look again (0: no need).
+func (r *Reconciler) publish(ctx context.Context, write func() (bool, error)) time.Duration {
+	if left, backingOff := r.gate.BackingOff("fleet-status"); backingOff {
+		return left
+	}
+	changed, err := write()
+	if err != nil {
+		log.FromContext(ctx).Error(err, "cannot write the fleet status; retrying", "action", "retry")
+		return r.gate.Failed("fleet-status")
+	}
+	r.gate.Succeeded("fleet-status")
+	if changed {
+		log.FromContext(ctx).Info("fleet status written", "configMap", r.opts.StatusNamespace+"/"+fleetstatus.Name, "action", "write")
+	}
+	return 0
 }

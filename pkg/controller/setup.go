@@ -109,8 +109,15 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		opts.SyncTimeout = 10 * time.Second
 	}
 	kinds := assetKinds(opts.Catalog, opts.Renderer, opts.Namespace)
+	var objects []rendercontext.ObjectKey
+	if opts.StatusNamespace != "" {
+		// The fleet status is compared with the cluster's copy, read from
+		// its own narrow watch: no request in steady state, and a change
+		// by anyone else wakes a reconcile that undoes it.
+		objects = append(objects, rendercontext.ObjectKey{GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespace: opts.StatusNamespace, Name: fleetstatus.Name})
+	}
 	reader, err := clusterread.New(mgr, clusterread.Options{Namespace: opts.Namespace, Catalog: opts.Catalog,
-		Kinds: kindList(kinds), SyncTimeout: opts.SyncTimeout, Structures: opts.Structures})
+		Kinds: kindList(kinds), SyncTimeout: opts.SyncTimeout, Structures: opts.Structures, Objects: objects})
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +136,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	r.evaluator.Hold = r.backingOff
 	r.impacts = newImpacts(reader.Direct(), r.now)
 	if opts.StatusNamespace != "" {
-		r.fleet = &fleetstatus.Writer{Reader: reader.Direct(), Client: mgr.GetClient(), Namespace: opts.StatusNamespace, Version: opts.Version}
+		r.fleet = &fleetstatus.Writer{Reader: reader, Client: mgr.GetClient(), Namespace: opts.StatusNamespace, Version: opts.Version, Now: opts.Now}
 	}
 	toHCO := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: opts.Namespace, Name: rendercontext.HCOName}}}

@@ -4,25 +4,28 @@
 // features that need attention, and the autopilot's version. It is a
 // read-only contract (docs/fleet.md): hubs (RHACM policies, Argo CD health
 // checks) read it; the autopilot alone writes it, only when a feature's
-// state or compliance (or the version) changes, so steady state costs
-// nothing.
+// state or compliance (or the version) differs from what the ConfigMap in
+// the cluster says, so steady state costs nothing, and an edit or a
+// deletion by anyone else is undone at the next reconcile. While the
+// autopilot is idle (no HyperConverged, or one being deleted) it says so
+// instead of keeping the last features it managed.
 package fleetstatus
 
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/managedfields"
 )
 
 // Name is the ConfigMap's name.
@@ -35,8 +38,20 @@ const (
 	// KeyAttention lists the features degraded or drifted, comma separated.
 	KeyAttention = "attention"
 	// KeyHealthy is "true" when none is, else "false": one key a policy
-	// can require.
+	// can require. "false" too while the autopilot is idle.
 	KeyHealthy = "healthy"
+	// KeyAutopilot is "active" while the autopilot manages the platform,
+	// "idle" while it cannot (KeyIdleReason says why).
+	KeyAutopilot = "autopilot"
+	// KeyIdleReason is why the autopilot is idle (a short code:
+	// hco_absent, hco_terminating, ...); "" while active.
+	KeyIdleReason = "autopilot.reason"
+)
+
+// The values of KeyAutopilot.
+const (
+	Active = "active"
+	Idle   = "idle"
 )
 
 // Compliance of a feature, as a fleet reads it.
@@ -73,7 +88,14 @@ func Data(statuses []features.Status, version string) map[string]string {
 	sort.Strings(attention)
 	out[KeyAttention] = strings.Join(attention, ",")
 	out[KeyHealthy] = fmt.Sprint(len(attention) == 0)
+	out[KeyAutopilot], out[KeyIdleReason] = Active, ""
 	return out
+}
+
+// IdleData is the ConfigMap's data while the autopilot is idle for
+// reason: no feature is managed, so none is listed and none is healthy.
+func IdleData(reason, version string) map[string]string {
+	return map[string]string{KeyVersion: version, KeyAutopilot: Idle, KeyIdleReason: reason, KeyHealthy: "false", KeyAttention: ""}
 }
 
 func compliance(s features.State) string {
@@ -90,41 +112,88 @@ func compliance(s features.State) string {
 
 // Writer keeps the ConfigMap current. It is safe for concurrent use.
 type Writer struct {
-	// Reader reads the ConfigMap once, uncached (the autopilot's cache
-	// holds only its managed objects); Client writes it.
+	// Reader reads the ConfigMap from a cache that watches it (no request
+	// in steady state); Client writes it.
 	Reader    client.Reader
 	Client    client.Client
 	Namespace string
 	Version   string
+	// Now is the clock of the cache's lag (nil: time.Now).
+	Now func() time.Time
 
-	mu   sync.Mutex
-	last map[string]string // what the ConfigMap holds, as last read or written
+	mu sync.Mutex
+	// wrote is the last write, while the cache may not show it yet: safe
+	// to lose (a restart at worst re-applies the same data once).
+	wrote *written
+}
+
+// written is one write: the resourceVersion the cache showed before it
+// ("" absent), the server's after it, the data, and when.
+type written struct {
+	before, after string
+	data          map[string]string
+	at            time.Time
+}
+
+// CacheLag bounds how long the cache may still show the ConfigMap as it
+// was before the autopilot's own write: within it the write is trusted,
+// after it the cache is (someone deleted or changed it since).
+const CacheLag = 10 * time.Second
+
+// Object is the ConfigMap's key, as a cache reads it.
+func Object(namespace string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	u.SetNamespace(namespace)
+	u.SetName(Name)
+	return u
 }
 
 // Write sets the ConfigMap to statuses when a state, a compliance or the
-// version differs from what it holds (reasons alone never cause a
-// write); changed says whether it wrote. The first call reads the
-// ConfigMap, so a restart does not rewrite an unchanged one.
+// version differs from what it holds in the cluster (reasons alone never
+// cause a write); changed says whether it wrote.
 func (w *Writer) Write(ctx context.Context, statuses []features.Status) (changed bool, err error) {
-	data := Data(statuses, w.Version)
+	return w.write(ctx, Data(statuses, w.Version))
+}
+
+// WriteIdle says the autopilot is idle, and why (report.IdleReason).
+func (w *Writer) WriteIdle(ctx context.Context, reason string) (changed bool, err error) {
+	return w.write(ctx, IdleData(reason, w.Version))
+}
+
+func (w *Writer) write(ctx context.Context, data map[string]string) (bool, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.last == nil {
-		cm := &corev1.ConfigMap{}
-		err := w.Reader.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: Name}, cm)
+	cm := Object(w.Namespace)
+	live := cm
+	switch err := w.Reader.Get(ctx, client.ObjectKeyFromObject(cm), cm); {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return false, fmt.Errorf("read ConfigMap %s/%s: %w", w.Namespace, Name, err)
+	}
+	rv := ""
+	if live != nil {
+		rv = live.GetResourceVersion()
+	}
+	if w.wrote != nil {
 		switch {
-		case apierrors.IsNotFound(err):
-			w.last = map[string]string{}
-		case err != nil:
-			return false, fmt.Errorf("read ConfigMap %s/%s: %w", w.Namespace, Name, err)
-		default:
-			w.last = cm.Data
-			if w.last == nil {
-				w.last = map[string]string{}
+		case rv == w.wrote.after:
+			w.wrote = nil // the cache shows the write: it is the truth again
+		case rv == w.wrote.before && w.now().Sub(w.wrote.at) < CacheLag:
+			if !differs(nil, w.wrote.data, data) {
+				return false, nil // written, not yet in the cache
 			}
+		default:
+			w.wrote = nil // changed or deleted since
 		}
 	}
-	if maps.EqualFunc(withoutReasons(w.last), withoutReasons(data), func(a, b string) bool { return a == b }) {
+	var held map[string]string
+	if live != nil {
+		held, _, _ = unstructured.NestedStringMap(live.Object, "data")
+	}
+	if !differs(live, held, data) {
 		return false, nil
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{
@@ -136,18 +205,41 @@ func (w *Writer) Write(ctx context.Context, statuses []features.Status) (changed
 	if err := w.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(annotations.FieldManager), client.ForceOwnership); err != nil {
 		return false, fmt.Errorf("write ConfigMap %s/%s: %w", w.Namespace, Name, err)
 	}
-	w.last = data
+	w.wrote = &written{before: rv, after: u.GetResourceVersion(), data: data, at: w.now()}
 	return true, nil
 }
 
-func withoutReasons(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if !strings.HasSuffix(k, ".reason") {
-			out[k] = v
+func (w *Writer) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+// differs reports whether the ConfigMap holding held (live: the object,
+// nil when absent or not read) must be written to say data: a key of data
+// other than a reason is missing or different, or a key the autopilot
+// applied before is no longer in data (a feature left the catalog, the
+// autopilot went idle). Keys other writers added are theirs: never
+// written over, never a reason to write.
+func differs(live *unstructured.Unstructured, held, data map[string]string) bool {
+	for k, v := range data {
+		if strings.HasSuffix(k, ".reason") {
+			continue
+		}
+		if h, ok := held[k]; !ok || h != v {
+			return true
 		}
 	}
-	return out
+	if live == nil {
+		return false
+	}
+	for _, p := range managedfields.Dropped(live, map[string]any{"data": toAny(data)}, annotations.FieldManager) {
+		if !strings.HasSuffix(p, ".reason") {
+			return true
+		}
+	}
+	return false
 }
 
 func toAny(m map[string]string) map[string]any {

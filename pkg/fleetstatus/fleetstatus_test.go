@@ -3,8 +3,11 @@ package fleetstatus
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -54,4 +57,86 @@ func TestWriteOnlyOnChange(t *testing.T) {
 	if changed, _ := upgraded.Write(ctx, st(features.Degraded, "failed")); !changed {
 		t.Fatal("a new version is not written")
 	}
+}
+
+// The ConfigMap in the cluster is the truth: another writer's change of a
+// state, or its deletion, is undone at the next write; a key another
+// writer adds is theirs and no reason to write; idle drops the features
+// and says why; a cache that has not caught up with the autopilot's own
+// write does not make it write again, for at most CacheLag.
+func TestWriteFollowsTheCluster(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().Build()
+	now := time.Unix(0, 0)
+	w := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1", Now: func() time.Time { return now }}
+	st := []features.Status{{Name: "psi", State: features.Active}}
+	if changed, err := w.Write(ctx, st); !changed || err != nil {
+		t.Fatalf("first write: %v %v", changed, err)
+	}
+	get := func() *corev1.ConfigMap {
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: Name}, cm); err != nil {
+			t.Fatal(err)
+		}
+		return cm
+	}
+	cm := get()
+	cm.Data["psi.compliance"] = NotApplicable // an RHACM policy switched to enforce
+	cm.Data["team"] = "ours"
+	if err := c.Update(ctx, cm, client.FieldOwner("policy-controller")); err != nil {
+		t.Fatal(err)
+	}
+	if changed, _ := w.Write(ctx, st); !changed || get().Data["psi.compliance"] != Compliant {
+		t.Fatalf("another writer's change is not undone: %v %v", changed, get().Data)
+	}
+	if get().Data["team"] != "ours" {
+		t.Fatal("another writer's key was removed")
+	}
+	if changed, _ := w.Write(ctx, st); changed {
+		t.Fatal("another writer's own key is a reason to write")
+	}
+	if err := c.Delete(ctx, get()); err != nil {
+		t.Fatal(err)
+	}
+	if changed, _ := w.Write(ctx, st); !changed {
+		t.Fatal("a deleted status is not restored")
+	}
+	if changed, _ := w.WriteIdle(ctx, "hco_absent"); !changed {
+		t.Fatal("idle not written")
+	}
+	d := get().Data
+	if d[KeyAutopilot] != Idle || d[KeyIdleReason] != "hco_absent" || d[KeyHealthy] != "false" || d["psi.state"] != "" {
+		t.Fatalf("idle: %v", d)
+	}
+	if changed, _ := w.Write(ctx, st); !changed || get().Data[KeyAutopilot] != Active || get().Data["psi.state"] != "active" {
+		t.Fatalf("active again: %v", get().Data)
+	}
+
+	// A cache behind the write: the write is trusted within CacheLag.
+	lag := &lagging{Reader: c}
+	lw := &Writer{Reader: lag, Client: c, Namespace: "ns2", Version: "v1", Now: func() time.Time { return now }}
+	if changed, _ := lw.Write(ctx, st); !changed {
+		t.Fatal("first write")
+	}
+	lag.absent = true
+	if changed, _ := lw.Write(ctx, st); changed {
+		t.Fatal("a cache behind the autopilot's own write made it write again")
+	}
+	now = now.Add(CacheLag)
+	if changed, _ := lw.Write(ctx, st); !changed {
+		t.Fatal("after the cache's lag, absent is absent: restored")
+	}
+}
+
+// lagging reads through Reader, or says the object is absent.
+type lagging struct {
+	client.Reader
+	absent bool
+}
+
+func (l *lagging) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if l.absent {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, key.Name)
+	}
+	return l.Reader.Get(ctx, key, obj, opts...)
 }
