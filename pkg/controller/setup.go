@@ -25,10 +25,10 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/clusterread"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
@@ -87,7 +87,7 @@ type Reconciler struct {
 	// gate judges every write and delete and holds every clock they need.
 	gate    *gate.Gate
 	impacts *impacts
-	fleet     *fleetstatus.Writer
+	fleet   *fleetstatus.Writer
 	// kinds is the kind each asset manages (watched while it is paused or
 	// backing off).
 	kinds map[string]schema.GroupVersionKind
