@@ -14,6 +14,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/overrides"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/reservation"
 )
 
@@ -198,7 +199,16 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			return d
 		}
 		d.ObjectPrint = objectPrint(obj)
-		setAnnotation(desired, annotations.Facts, d.SettlePrint().Stamp())
+		stampValue := d.SettlePrint().Stamp()
+		if d.Live != nil {
+			if was := d.Live.GetAnnotations()[annotations.Facts]; settle.ParseStamp(was).Object == d.ObjectPrint {
+				// The facts changed nothing the object is rendered from:
+				// its stamp stays as written, so a fact that changes no
+				// object costs no write.
+				stampValue = was
+			}
+		}
+		setAnnotation(desired, annotations.Facts, stampValue)
 	}
 	if d.Live != nil {
 		if adopted(d.Live) {

@@ -2,9 +2,12 @@ package engine_test
 
 import (
 	"context"
+	"io/fs"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"strings"
 	"testing"
 
+	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
@@ -15,8 +18,8 @@ import (
 // its decision invalid), every asset that renders from the HCO keeps its
 // last applied state; the others proceed.
 func TestDependentsWaitForTheHCOToConverge(t *testing.T) {
-	ev, cat, rc := setup(t, map[string]string{"platform.kubevirt.io/enable-loadaware": "true"})
-	var waited, proceeded int
+	ev, cat, rc := setup(t, map[string]string{"platform.kubevirt.io/enable-loadaware": "true", "platform.kubevirt.io/enable-ksm-zero-only": "true"})
+	var waited, proceeded, byCondition int
 	for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, func(d *engine.Decision, _ *rendercontext.RenderContext) engine.StepResult {
 		if d.Asset.ReconcileOrder == 0 {
 			return engine.StepResult{Unconverged: "Throttled: a fight over /spec/x"}
@@ -26,12 +29,17 @@ func TestDependentsWaitForTheHCOToConverge(t *testing.T) {
 		if d.Asset.ReconcileOrder == 0 {
 			continue
 		}
-		reads := ev.Renderer.ReadsHCO(d.Asset.Path)
+		reads, condition := readsHCOByHand(t, d.Asset)
 		switch {
 		case reads && d.Verdict != engine.VerdictMissingDependency:
 			t.Errorf("asset %s reads the HCO but is %s while it has not converged", d.Asset.Name, d.Verdict)
+		case !reads && d.Verdict == engine.VerdictMissingDependency && d.AwaitsHCO:
+			t.Errorf("asset %s does not read the HCO but waits for it", d.Asset.Name)
 		case reads:
 			waited++
+			if condition {
+				byCondition++
+			}
 			if !strings.Contains(d.Reason, "a fight over /spec/x") {
 				t.Errorf("asset %s: reason %q does not say why", d.Asset.Name, d.Reason)
 			}
@@ -39,9 +47,27 @@ func TestDependentsWaitForTheHCOToConverge(t *testing.T) {
 			proceeded++
 		}
 	}
-	if waited == 0 || proceeded == 0 {
-		t.Fatalf("want some assets waiting and some proceeding: %d waited, %d proceeded", waited, proceeded)
+	if waited == 0 || proceeded == 0 || byCondition == 0 {
+		t.Fatalf("want some assets waiting (some for an HCO condition alone) and some proceeding: %d waited (%d by condition), %d proceeded", waited, byCondition, proceeded)
 	}
+}
+
+// readsHCOByHand says, independently of the renderer, whether an asset
+// reads the HCO's spec: its template's text names the HCO or a feature
+// gate, or a condition reads an HCO field or feature gate (condition).
+func readsHCOByHand(t *testing.T, a *catalog.Asset) (reads, condition bool) {
+	src, err := fs.ReadFile(assets.FS, a.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range a.Conditions {
+		if c.Type == catalog.CondFeatureGate || c.Type == catalog.CondHCOFieldUnconfigured {
+			condition = true
+		}
+	}
+	text := string(src)
+	inTemplate := strings.Contains(text, ".HCO") || strings.Contains(text, "featureGate")
+	return inTemplate || condition, condition && !inTemplate
 }
 
 // The HCO asset held in backoff (no render, no object) still holds its
@@ -85,6 +111,39 @@ func TestExclusionNotUnderstoodHoldsRebootingAssets(t *testing.T) {
 			if d.Asset.Name == "hco-golden-config" && d.Verdict != engine.VerdictIncluded {
 				t.Errorf("%q: the golden config (no reboot) is %s", value, d.Verdict)
 			}
+		}
+	}
+}
+
+// What the autopilot did not write is not assumed: in report-only the
+// HCO is not written, so the assets after the golden config render from
+// the HCO in effect (the descheduler's eviction limit follows the live
+// live-migration setting), never from the golden one it would apply;
+// when the golden config is applied they render from it.
+func TestPreviewReportOnlyKeepsTheHCOInEffect(t *testing.T) {
+	for _, reportOnly := range []bool{true, false} {
+		ann := map[string]string{"platform.kubevirt.io/enable-loadaware": "true"}
+		if reportOnly {
+			ann["platform.kubevirt.io/autopilot"] = "report-only"
+		}
+		ev, cat, rc := setup(t, ann)
+		hco := rc.HCOObject()
+		if err := unstructured.SetNestedField(hco.Object, int64(9), "spec", "virtualization", "liveMigrationConfig", "parallelMigrationsPerCluster"); err != nil {
+			t.Fatal(err)
+		}
+		rc = rc.WithHCO(hco)
+		var total int64 = -1
+		for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview).Decisions {
+			if d.Desired != nil && d.Desired.GetKind() == "KubeDescheduler" {
+				total, _, _ = unstructured.NestedInt64(d.Desired.Object, "spec", "evictionLimits", "total")
+			}
+		}
+		want := int64(5) // the golden config's value
+		if reportOnly {
+			want = 9 // the value the cluster runs
+		}
+		if total != want {
+			t.Errorf("report-only=%v: eviction limit %d, want %d", reportOnly, total, want)
 		}
 	}
 }
