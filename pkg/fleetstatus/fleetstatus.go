@@ -182,7 +182,7 @@ func (w *Writer) write(ctx context.Context, data map[string]string) (bool, error
 		case rv == w.wrote.after:
 			w.wrote = nil // the cache shows the write: it is the truth again
 		case rv == w.wrote.before && w.now().Sub(w.wrote.at) < CacheLag:
-			if !differs(nil, w.wrote.data, data) {
+			if !differs(nil, w.wrote.data, w.desired(data)) {
 				return false, nil // written, not yet in the cache
 			}
 		default:
@@ -193,20 +193,25 @@ func (w *Writer) write(ctx context.Context, data map[string]string) (bool, error
 	if live != nil {
 		held, _, _ = unstructured.NestedStringMap(live.Object, "data")
 	}
-	if !differs(live, held, data) {
+	u := w.desired(data)
+	if !differs(live, held, u) {
 		return false, nil
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": Name, "namespace": w.Namespace,
-			"labels": map[string]any{"app.kubernetes.io/name": "virt-platform-autopilot", "app.kubernetes.io/component": "fleet-status"}},
-		"data": toAny(data),
-	}}
 	if err := w.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(annotations.FieldManager), client.ForceOwnership); err != nil {
 		return false, fmt.Errorf("write ConfigMap %s/%s: %w", w.Namespace, Name, err)
 	}
 	w.wrote = &written{before: rv, after: u.GetResourceVersion(), data: data, at: w.now()}
 	return true, nil
+}
+
+// desired is the ConfigMap the autopilot applies to say data.
+func (w *Writer) desired(data map[string]string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": Name, "namespace": w.Namespace,
+			"labels": map[string]any{"app.kubernetes.io/name": "virt-platform-autopilot", "app.kubernetes.io/component": "fleet-status"}},
+		"data": toAny(data),
+	}}
 }
 
 func (w *Writer) now() time.Time {
@@ -222,7 +227,8 @@ func (w *Writer) now() time.Time {
 // applied before is no longer in data (a feature left the catalog, the
 // autopilot went idle). Keys other writers added are theirs: never
 // written over, never a reason to write.
-func differs(live *unstructured.Unstructured, held, data map[string]string) bool {
+func differs(live *unstructured.Unstructured, held map[string]string, desired *unstructured.Unstructured) bool {
+	data, _, _ := unstructured.NestedStringMap(desired.Object, "data")
 	for k, v := range data {
 		if strings.HasSuffix(k, ".reason") {
 			continue
@@ -234,7 +240,7 @@ func differs(live *unstructured.Unstructured, held, data map[string]string) bool
 	if live == nil {
 		return false
 	}
-	for _, p := range managedfields.Dropped(live, map[string]any{"data": toAny(data)}, annotations.FieldManager) {
+	for _, p := range managedfields.Dropped(live, desired.Object, annotations.FieldManager) {
 		if !strings.HasSuffix(p, ".reason") {
 			return true
 		}
