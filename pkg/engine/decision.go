@@ -12,6 +12,7 @@
 package engine
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -109,7 +110,7 @@ var Outcomes = []Outcome{Applied, Unchanged, Excluded, Unmanaged, Throttled, Inv
 // Reported is the outcome of a verdict that writes nothing: recorded as
 // it is, with its reason.
 func Reported(d *Decision) Result {
-	return Result{Outcome: Outcome(d.Verdict), Reason: d.Reason}
+	return Result{Outcome: Outcome(d.Verdict), Reason: d.Reason, Err: d.Err}
 }
 
 // Decision is the evaluation of one asset.
@@ -177,6 +178,23 @@ type Decision struct {
 	// label or selector change), so it reaches nodes even when only
 	// metadata changes.
 	MovesPools bool
+	// Err is why the decision failed (VerdictFailed), for logs and
+	// callers that tell errors apart; Reason is its text.
+	Err error
+}
+
+// fail makes d a failed decision carrying err; the error names the asset
+// and its object where it is known (the status beside it has them already,
+// so the reason is err's own text).
+func (d *Decision) fail(err error) {
+	d.Verdict, d.Reason = VerdictFailed, err.Error()
+	switch t := d.Target(); {
+	case t != nil && d.Asset != nil:
+		err = fmt.Errorf("asset %s, %s: %w", d.Asset.Name, ObjectKey(t), err)
+	case d.Asset != nil:
+		err = fmt.Errorf("asset %s: %w", d.Asset.Name, err)
+	}
+	d.Err = err
 }
 
 // Deferral is one field left to its declared owners.

@@ -56,7 +56,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	ok, why, intentOff, err := ConditionsHold(a, rc)
 	if _, invalid := annotations.AsInvalid(err); err != nil && !invalid {
 		// A fact that cannot be known is never read as false.
-		d.Verdict, d.Reason = VerdictFailed, err.Error()
+		d.fail(err)
 		return d
 	}
 	if err != nil {
@@ -84,7 +84,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			e.invalidInput(ctx, &d, rc, live, err)
 			return d
 		}
-		d.Verdict, d.Reason = VerdictFailed, err.Error()
+		d.fail(err)
 		return d
 	}
 	d.Rendered = obj
@@ -103,7 +103,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	}
 	if live != nil {
 		if d.Live, err = live.Live(ctx, gvk, obj.GetNamespace(), obj.GetName()); err != nil {
-			d.Verdict, d.Reason = VerdictFailed, fmt.Sprintf("read live object: %v", err)
+			d.fail(fmt.Errorf("read live object: %w", err))
 			return d
 		}
 	}
@@ -111,7 +111,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		// Templates that keep some of the live state (for example the
 		// descheduler's preserved profiles) render again, seeing it.
 		if obj, err = e.Renderer.Render(a.Path, rc, a.Params, d.Live); err != nil {
-			d.Verdict, d.Reason = VerdictFailed, err.Error()
+			d.fail(err)
 			return d
 		}
 		d.Rendered = obj
@@ -172,7 +172,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	clash, err := Clash(a, judged, rc)
 	switch {
 	case err != nil:
-		d.Verdict, d.Reason = VerdictFailed, err.Error()
+		d.fail(err)
 		return d
 	case clash != "":
 		d.Verdict, d.Reason = VerdictConflict, clash
@@ -187,7 +187,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 				d.Verdict, d.Annotation, d.InvalidReason = VerdictInvalid, annotations.Patch, Unsafe
 				d.Reason = "the patched KubeletConfig would stop the pool's kubelets from starting: " + err.Error()
 			} else {
-				d.Verdict, d.Reason = VerdictFailed, "rendered KubeletConfig fails the node's checks (a template bug): "+err.Error()
+				d.fail(fmt.Errorf("rendered KubeletConfig fails the node's checks (a template bug): %w", err))
 			}
 			return d
 		}
@@ -195,7 +195,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	stamp(desired, a)
 	if Settles(a, gvk.Kind) {
 		if d.FactPrint, err = FactPrint(a, rc); err != nil {
-			d.Verdict, d.Reason = VerdictFailed, err.Error()
+			d.fail(err)
 			return d
 		}
 		d.ObjectPrint = objectPrint(obj)
@@ -245,7 +245,7 @@ func (e *Evaluator) inactive(ctx context.Context, d *Decision, rc *rendercontext
 	}
 	if err != nil {
 		// Unknown is never read as absent, nor as a reason to delete.
-		d.Verdict, d.Reason = VerdictFailed, fmt.Sprintf("read live object: %v", err)
+		d.fail(fmt.Errorf("read live object: %w", err))
 		return
 	}
 	if !CreatedFor(d, o) {

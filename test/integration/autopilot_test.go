@@ -360,6 +360,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	vocabularySpecs(ctx)
 	invariantSpecs(ctx)
 	operabilitySpecs(ctx)
+	gateSpecs(ctx)
 	featureSpecs(ctx)
 	fleetSpecs(ctx)
 	factsSpecs(ctx)
