@@ -14,8 +14,8 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/overrides"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/reservation"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
 )
 
 // LiveReader finds the live copy of an object; nil, nil when it does not exist.
