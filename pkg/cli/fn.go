@@ -55,7 +55,7 @@ func newFnCommand() *cobra.Command {
 
 Input: a ResourceList on stdin whose items hold a facts file (written by
 'render --kubeconfig ... --output facts'; its objects carry the
-platform.kubevirt.io/facts mark, and config.kubernetes.io/local-config so
+platform.kubevirt.io/facts-file mark, and config.kubernetes.io/local-config so
 kustomize never emits them). Output: the ResourceList with the facts
 replaced by the objects the controller would apply on that cluster,
 exactly as 'render --facts-file' renders them; every other item passes

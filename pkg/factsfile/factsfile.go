@@ -37,7 +37,7 @@ import (
 const HeaderName = "virt-platform-autopilot-facts"
 
 // Format is the header's format; a reader refuses another.
-const Format = "1"
+const Format = "2"
 
 // Header keys.
 const (
@@ -257,8 +257,9 @@ func mark(u *unstructured.Unstructured) *unstructured.Unstructured {
 // Marker marks each object of a facts file: the format and a digest of
 // the object as read, so a change on the way (a pipeline's labels,
 // namespace or name prefix, an edit) is refused rather than read as the
-// cluster's.
-const Marker = "platform.kubevirt.io/facts"
+// cluster's. Its own key: a live object's settle stamp
+// (annotations.Facts) is a fact the file records, never overwritten.
+const Marker = "platform.kubevirt.io/facts-file"
 
 // canonical is a copy of u without the pipeline's annotations (and
 // without an annotations map left empty), as the digest covers it.

@@ -399,8 +399,8 @@ func TestDecodeRefuses(t *testing.T) {
 	cases := map[string]func([]*unstructured.Unstructured) []*unstructured.Unstructured{
 		"no facts header":   func(in []*unstructured.Unstructured) []*unstructured.Unstructured { return in[1:] },
 		"two facts headers": func(in []*unstructured.Unstructured) []*unstructured.Unstructured { return append(in, in[0]) },
-		`facts format "2"`: func(in []*unstructured.Unstructured) []*unstructured.Unstructured {
-			_ = unstructured.SetNestedField(in[0].Object, "2", "data", "format")
+		`facts format "1"`: func(in []*unstructured.Unstructured) []*unstructured.Unstructured {
+			_ = unstructured.SetNestedField(in[0].Object, "1", "data", "format")
 			return in
 		},
 		"no HyperConverged": func(in []*unstructured.Unstructured) []*unstructured.Unstructured {

@@ -99,6 +99,12 @@ func runInvariantSequence(ctx context.Context, seed uint64) {
 	const ourKC, foreignKC = "kubevirt-kubelet-worker", "inv-admin-kubelet"
 
 	kdExists := func() bool { return get(kdGVK, deschedulerNamespace, "cluster") != nil }
+	kdVersion := func() string {
+		if kd := get(kdGVK, deschedulerNamespace, "cluster"); kd != nil {
+			return kd.GetResourceVersion()
+		}
+		return ""
+	}
 	rollouts := func() int { return len(events("PoolRollout")) }
 
 	// A worker with a GPU the PCI passthrough asset configures, and a
@@ -200,6 +206,16 @@ func runInvariantSequence(ctx context.Context, seed uint64) {
 			began := time.Now()
 			setNodeVendor(node.Name, "AuthenticAMD")
 			reconciledAt(poke())
+			// The autopilot saw the flicker: its pool's facts changed.
+			role := "worker"
+			if node == master {
+				role = "master"
+			}
+			eval, _, err := rec.Preview(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			hw, err := eval.Context.HardwareFor(map[string]string{"role": role})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(hw.CPUVendors).To(ContainElement("AMD"), "seed %d step %d: the flicker on %s was seen", seed, step, node.Name)
 			if node == master {
 				// A master's fact never decides the workers' pool.
 				for _, a := range []string{"pci-passthrough", "psi-enable"} {
@@ -280,6 +296,9 @@ func runInvariantSequence(ctx context.Context, seed uint64) {
 			rv = poke()
 		}
 		ctxMsg := fmt.Sprintf("seed %d step %d (%s)", seed, step, what)
+		// The KubeDescheduler as the step left it: where the autopilot must
+		// leave it alone, it must be unchanged, not only present.
+		kdBefore := kdVersion()
 		reconciledAt(rv)
 		// One more pass: anything the step would do has been done.
 		reconciledAt(poke())
@@ -289,6 +308,7 @@ func runInvariantSequence(ctx context.Context, seed uint64) {
 		switch {
 		case excludesKD[w.excl] || state == "":
 			// Excluded, or a switch not understood: left exactly as it was.
+			Expect(kdVersion()).To(Equal(kdBefore), "%s: an object left alone is unchanged", ctxMsg)
 		case state == "on":
 			want = true
 		default:
@@ -307,6 +327,9 @@ func runInvariantSequence(ctx context.Context, seed uint64) {
 		// asked for (a PoolRollout Event marks every write that reaches a
 		// node; a write of the facts print alone does not).
 		if time.Now().After(nodeWritesAllowedUntil) {
+			// Counted in the request log: a write reverted within the step
+			// leaves the specs as they were, and still rolls a pool.
+			Expect(nodeWrites(reqs)).To(BeEmpty(), "%s: the autopilot wrote node configuration no action asked for", ctxMsg)
 			Expect(nodeSpecs()).To(Equal(specsBefore), "%s: node configuration changed that no action asked for: %v", ctxMsg, writes(reqs))
 			Expect(rollouts()).To(Equal(rolloutsBefore), "%s: a pool rolled that no action asked for: %v", ctxMsg, writes(reqs))
 		}
@@ -362,4 +385,16 @@ func runInvariantSequence(ctx context.Context, seed uint64) {
 	}
 	Eventually(kdExists).Should(BeFalse(), "seed %d: converged after the actions", seed)
 	Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Unchanged), "seed %d: converged after the actions", seed)
+}
+
+// nodeWrites are the writes in reqs (dry runs aside) to MachineConfigs and
+// KubeletConfigs: each makes MCO render, and a spec change rolls a pool.
+func nodeWrites(reqs []string) []string {
+	var out []string
+	for _, r := range writes(reqs) {
+		if !strings.HasSuffix(r, "(dry-run)") && (strings.Contains(r, "/machineconfigs") || strings.Contains(r, "/kubeletconfigs")) {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -56,7 +56,7 @@ func pacingSpecs(ctx context.Context) {
 		}).Should(MatchError(ContainSubstring("refused by policy")))
 
 		Expect(k8s.Delete(ctx, get(mcGVK, "", psiMC))).To(Succeed())
-		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Failed))
+		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Refused))
 		Expect(status("psi-enable").Reason).To(ContainSubstring("refused by policy"))
 
 		// Many reconciles, each triggered by an HCO edit and each seen
@@ -80,6 +80,6 @@ func pacingSpecs(ctx context.Context) {
 		// apply. Held, an asset costs no request at all.
 		maxTries := int(math.Log2(window.Seconds()+1)) + 2
 		Expect(tries).To(BeNumerically("<=", 2*maxTries), "requests for %s over %d reconciles in %s", psiMC, 15, window)
-		Expect(outcomeOf("psi-enable")()).To(Equal(engine.Failed))
+		Expect(outcomeOf("psi-enable")()).To(Equal(engine.Refused))
 	})
 }

@@ -210,7 +210,11 @@ func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 		lease := strings.Contains(req.URL.Path, "/leases")
 		if !watch && !strings.HasPrefix(req.URL.Path, "/apis/events.k8s.io/") && !lease {
 			l.mu.Lock()
-			l.reqs = append(l.reqs, req.Method+" "+req.URL.Path)
+			entry := req.Method + " " + req.URL.Path
+			if req.URL.Query().Has("dryRun") {
+				entry += " (dry-run)" // asks, writes nothing
+			}
+			l.reqs = append(l.reqs, entry)
 			l.mu.Unlock()
 		}
 		if f := l.before.Load(); f != nil && !watch {
