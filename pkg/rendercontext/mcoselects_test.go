@@ -1,6 +1,8 @@
 package rendercontext
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -52,5 +54,85 @@ func TestMCOSelectsAsMCO(t *testing.T) {
 		if got := len(rc.PoolsReached(kc)) > 0; got != c.want {
 			t.Errorf("%s: PoolsReached gives %v, MCO says %v", c.name, rc.PoolsReached(kc), c.want)
 		}
+	}
+}
+
+// The table is read from MCO's code, not from poolOfNodes:
+// machine-config-operator pkg/helpers/helpers.go ListPools keeps the pools
+// whose nodeSelector matches the node, skipping `selector.Empty()` ("it
+// should match nothing, not everything"), and sorts them into master,
+// worker and custom by name; GetPoolsForNode then returns, primary first:
+// more than one custom pool, an error (the node is not managed); one
+// custom pool, master if it matched, else the custom pool (then worker);
+// master, master; else worker.
+func TestPoolOfNodesAsMCO(t *testing.T) {
+	pool := func(name string, sel map[string]any) *unstructured.Unstructured {
+		p := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+		p.SetName(name)
+		if sel != nil {
+			p.Object["spec"].(map[string]any)["nodeSelector"] = sel
+		}
+		return p
+	}
+	role := func(r string) map[string]any {
+		return map[string]any{"matchLabels": map[string]any{"node-role.kubernetes.io/" + r: ""}}
+	}
+	pools := []*unstructured.Unstructured{
+		pool("master", role("master")), pool("worker", role("worker")),
+		pool("infra", role("infra")), pool("virt", role("virt")),
+		pool("empty", map[string]any{}), pool("absent", nil),
+	}
+	for _, c := range []struct {
+		roles []string
+		want  string // the primary pool; "" none
+	}{
+		{[]string{"worker"}, "worker"},
+		{[]string{"master"}, "master"},
+		{[]string{"master", "worker"}, "master"},
+		{[]string{"worker", "infra"}, "infra"},
+		{[]string{"infra"}, "infra"},
+		{[]string{"master", "infra"}, "master"},
+		{[]string{"master", "worker", "infra"}, "master"},
+		{[]string{"worker", "infra", "virt"}, ""},
+		{[]string{"master", "infra", "virt"}, ""},
+		{[]string{"storage"}, ""},
+		{nil, ""},
+	} {
+		l := map[string]string{}
+		for _, r := range c.roles {
+			l["node-role.kubernetes.io/"+r] = ""
+		}
+		rc := New(Facts{Nodes: []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: l}}}, Observed: Observed{Pools: pools}})
+		got, err := rc.poolOfNodes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != c.want {
+			t.Errorf("roles %v: pool %q, MCO says %q", c.roles, got[0], c.want)
+		}
+	}
+}
+
+// A stray pool with an empty machineConfigSelector takes no
+// MachineConfig (getMachineConfigsForPool), so a worker MachineConfig
+// never waits for it nor counts it as rolled.
+func TestPoolWithAnEmptySelectorIsReachedByNothing(t *testing.T) {
+	pool := func(name string, sel map[string]any) *unstructured.Unstructured {
+		p := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"machineConfigSelector": sel}}}
+		p.SetName(name)
+		return p
+	}
+	rc := &RenderContext{}
+	rc.Pools = []*unstructured.Unstructured{
+		pool("worker", map[string]any{"matchLabels": map[string]any{roleLabel: "worker"}}),
+		pool("stray", map[string]any{}),
+	}
+	mc := &unstructured.Unstructured{Object: map[string]any{"kind": "MachineConfig"}}
+	mc.SetLabels(map[string]string{roleLabel: "worker"})
+	if got := rc.PoolsReached(mc); len(got) != 1 || got[0] != "worker" {
+		t.Fatalf("reached %v", got)
+	}
+	if got := rc.poolsRendering("worker"); len(got) != 1 || got[0] != "worker" {
+		t.Fatalf("rendering %v", got)
 	}
 }

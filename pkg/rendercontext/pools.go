@@ -27,6 +27,7 @@ const (
 	roleLabel      = "machineconfiguration.openshift.io/role"
 	nodeRolePrefix = "node-role.kubernetes.io/"
 	workerPool     = "worker"
+	masterPool     = "master"
 )
 
 // HardwareFor returns the hardware facts that decide an asset's node
@@ -107,18 +108,20 @@ func (rc *RenderContext) poolsRendering(role string) []string {
 	var out []string
 	mc := labels.Set{roleLabel: role}
 	for _, p := range rc.Pools {
-		if sel, err := selectorAt(p, "spec", "machineConfigSelector"); err == nil && !sel.Empty() && sel.Matches(mc) {
+		if MCOSelects(p, mc, "spec", "machineConfigSelector") {
 			out = append(out, p.GetName())
 		}
 	}
 	return out
 }
 
-// poolOfNodes assigns each node (by index) to its pool as MCO does: the
-// pools whose nodeSelector matches it, the worker pool yielding to any
-// other (a custom pool's nodes are workers too); a node two other pools
-// claim belongs to none (MCO refuses it). Without pools read, a node's
-// pool is its role label's, master before worker.
+// poolOfNodes assigns each node (by index) to its primary pool as MCO
+// does (machine-config-operator pkg/helpers/helpers.go GetPoolsForNode and
+// ListPools): among the pools whose nodeSelector matches it (an empty one
+// matches nothing), master first, whatever else claims it; else its one
+// custom pool (a custom pool's nodes are workers too); else worker. A node
+// two custom pools claim belongs to none, master or not (MCO refuses it). Without pools
+// read, a node's pool is its role label's, master before worker.
 func (rc *RenderContext) poolOfNodes() ([]string, error) {
 	type pool struct {
 		name string
@@ -139,7 +142,7 @@ func (rc *RenderContext) poolOfNodes() ([]string, error) {
 		pools = append(pools, pool{p.GetName(), sel})
 	}
 	if len(pools) == 0 {
-		for _, name := range []string{"master", workerPool} {
+		for _, name := range []string{masterPool, workerPool} {
 			r, _ := labels.NewRequirement(nodeRolePrefix+name, selection.Exists, nil)
 			pools = append(pools, pool{name, labels.NewSelector().Add(*r)})
 		}
@@ -152,10 +155,15 @@ func (rc *RenderContext) poolOfNodes() ([]string, error) {
 				matched = append(matched, p.name)
 			}
 		}
-		if len(matched) > 1 {
-			matched = slices.DeleteFunc(matched, func(n string) bool { return n == workerPool })
-		}
-		if len(matched) == 1 {
+		custom := slices.DeleteFunc(slices.Clone(matched), func(n string) bool { return n == workerPool || n == masterPool })
+		switch {
+		case len(custom) > 1:
+			// Refused by MCO, whatever else claims it.
+		case slices.Contains(matched, masterPool):
+			out[i] = masterPool
+		case len(custom) == 1:
+			out[i] = custom[0]
+		case len(matched) == 1:
 			out[i] = matched[0]
 		}
 	}
