@@ -183,6 +183,11 @@ func assetsDoc(cat *catalog.Catalog, rows []row) []byte {
 	b.WriteString("staged and sent when the window opens, together with the others so each pool rolls once; while\n")
 	b.WriteString("MCO reports the pool Updating or Degraded it waits for the pool (at most an hour); and a write a\n")
 	b.WriteString("changed hardware or topology fact asks for waits for that fact to settle.\n")
+	b.WriteString("\n## Vendor rules\n\nRules the autopilot takes from other projects' code, where that code says them, and the\n")
+	b.WriteString("test whose table was read from it (`engine.VendorRules`).\n\n| Rule | Vendor code | Here | Proven by |\n|---|---|---|---|\n")
+	for _, r := range engine.VendorRules {
+		fmt.Fprintf(&b, "| %s | %s | %s | `%s` |\n", r.Rule, r.Source, r.EnforcedBy, strings.ReplaceAll(r.ProvenBy, ", ", "`, `"))
+	}
 	b.WriteString("\n## Sources\n\nThe upstream code each node-level setting was decided from.\n")
 	for _, r := range rows {
 		if len(r.asset.Sources) == 0 {
