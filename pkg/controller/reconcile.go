@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/fleetstatus"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/apply"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/clusterread"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
@@ -26,15 +24,36 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
-// Reconcile converges every asset. It reads only the cache; it writes only
-// when something drifted. It never returns an error: a failing asset is
-// retried on its own backoff (retries), so it cannot change the timing of
-// the others (throttle refills, polls, the resync).
+// Reconcile converges every asset, in named phases: facts, tombstones,
+// plan (the HCO first, then every asset from the effective HCO), gate and
+// write (each decision's write or delete, judged by the gate), report,
+// watches. It reads only the caches; it writes only when something
+// drifted. It never returns an error: a failing asset is retried on its
+// own backoff, so it cannot change the timing of the others (throttle
+// refills, polls, the resync).
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	start := time.Now()
 	defer func() { metrics.ReconcileDuration.Observe(time.Since(start).Seconds()) }()
-	logger := log.FromContext(ctx)
 
+	rc, idle, done := r.readFacts(ctx)
+	if done {
+		return idle, nil
+	}
+	p := &pass{r: r, ctx: ctx, hco: rc.HCOObject(), want: clusterread.FactWatches(rc),
+		intent: &freshIntent{reader: r.reader.Direct(), namespace: r.opts.Namespace, cached: rc}}
+	act := engine.ActivationOf(rc, r.opts.Catalog)
+	r.report.Activation(ctx, p.hco, act)
+	rc = r.tombstones(ctx, rc, act, p.intent, &p.retry)
+	p.want = clusterread.FactWatches(rc)
+	eval := r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.reader, p.step)
+	p.report(eval)
+	return r.finish(ctx, p.hco.GetResourceVersion(), p.want, p.retry)
+}
+
+// readFacts is the facts phase: the render context from the caches, or,
+// with no HyperConverged to manage (absent, not served, being deleted),
+// the idle state reported and the reconcile's result (done).
+func (r *Reconciler) readFacts(ctx context.Context) (*rendercontext.RenderContext, reconcile.Result, bool) {
 	r.reader.Warm(ctx)
 	facts, err := r.facts(ctx)
 	if err != nil {
@@ -43,107 +62,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			// the HCO watch wake us up when that changes.
 			idle := report.IdleFor(facts, r.opts.Namespace, err)
 			r.report.Idle(ctx, idle)
-			return r.finish(ctx, "", clusterread.FactWatches(rendercontext.New(facts)), r.publishIdle(ctx, idle.Reason))
+			res, _ := r.finish(ctx, "", clusterread.FactWatches(rendercontext.New(facts)), r.publishIdle(ctx, idle.Reason))
+			return nil, res, true
 		}
-		logger.Error(err, "cannot read cluster facts; retrying", "action", "retry")
+		log.FromContext(ctx).Error(err, "cannot read cluster facts; retrying", "action", "retry")
 		r.report.Reconciled(fmt.Errorf("read cluster facts: %w", err), "")
-		return reconcile.Result{RequeueAfter: r.gate.Failed("facts")}, nil
+		return nil, reconcile.Result{RequeueAfter: r.gate.Failed("facts")}, true
 	}
 	r.gate.Succeeded("facts")
 	rc := rendercontext.New(facts)
 	r.reader.WatchLookups(ctx, func(k rendercontext.ObjectKey) bool { return rc.KindAvailable(k.GVK) })
-	hco := facts.HCO
 	if rc.HCOTerminating() {
 		// Uninstall: the operators owning the operands clean up. Writing
 		// now would re-create what they delete; deleting is not ours to do.
 		r.report.Idle(ctx, report.IdleStatus{Reason: report.IdleHCOTerminating, Message: "HyperConverged " + r.opts.Namespace + "/" + rendercontext.HCOName + " is being deleted: nothing is written or deleted"})
-		return r.finish(ctx, hco.GetResourceVersion(), clusterread.FactWatches(rc), r.publishIdle(ctx, report.IdleHCOTerminating))
+		res, _ := r.finish(ctx, facts.HCO.GetResourceVersion(), clusterread.FactWatches(rc), r.publishIdle(ctx, report.IdleHCOTerminating))
+		return nil, res, true
 	}
-	act := engine.ActivationOf(rc, r.opts.Catalog)
-	r.report.Activation(ctx, hco, act)
-
-	intent := &freshIntent{reader: r.reader.Direct(), namespace: r.opts.Namespace, cached: rc}
-	var retry time.Duration
-	rc = r.tombstones(ctx, rc, act, intent, &retry)
-
-	want := clusterread.FactWatches(rc)
-	var rolling []rollingWrite
-	eval := r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.reader, func(d *engine.Decision, rc *rendercontext.RenderContext) engine.StepResult {
-		// rc: the context d was evaluated with (the effective HCO after the golden config).
-		if d.Held {
-			// Backing off: the last recorded failure stands; only come back
-			// when its time is up.
-			left, _ := r.gate.BackingOff(d.Asset.Name)
-			retry = minPositive(retry, left)
-			if gvk, ok := r.kinds[d.Asset.Name]; ok && rc.KindAvailable(gvk) {
-				want[gvk] = true
-			}
-			return engine.StepResult{}
-		}
-		if d.FactPrint != "" {
-			r.gate.Observe(d.Asset.Name, d.SettlePrint())
-		}
-		var res engine.Result
-		switch d.Verdict {
-		case engine.VerdictIncluded:
-			res = r.syncer.Sync(ctx, rc, d) // the gate judges inside, just before a write
-		case engine.VerdictInactive:
-			res = r.inactive(ctx, d, rc, intent)
-		default:
-			res = engine.Reported(d)
-		}
-		if d.Rendered != nil && (d.Verdict != engine.VerdictMissingDependency || d.AwaitsHCO) && rc.KindAvailable(d.Rendered.GroupVersionKind()) {
-			want[d.Rendered.GroupVersionKind()] = true
-		}
-		if gvk, ok := r.kinds[d.Asset.Name]; ok && d.Verdict == engine.VerdictPaused && rc.KindAvailable(gvk) {
-			// Paused kinds stay watched: informers are not torn down and
-			// rebuilt by every reconcile of a paused autopilot.
-			want[gvk] = true
-		}
-		if res.Outcome == engine.Failed || res.Outcome == engine.Refused {
-			// A render or read failure can be transient (a CRD just
-			// installed and not yet discoverable), a refusal lasts until a
-			// person acts: this asset's own backoff, growing to minutes.
-			res.RetryAfter = r.gate.Failed(d.Asset.Name)
-		} else {
-			r.gate.Succeeded(d.Asset.Name)
-		}
-		if needsImpact(d, res) {
-			// Reported after the walk, with the VMs counted once per pool:
-			// a LIST between two released writes could split one rollout
-			// of the pool into two (MCO renders within 5 s).
-			last, _ := r.report.Last(d.Asset.Name)
-			rolling = append(rolling, rollingWrite{d, res, rc, last.Outcome != res.Outcome})
-		} else {
-			r.report.Asset(ctx, hco, d, res)
-		}
-		if d.Live != nil && res.Object == nil && !clusterread.IsFact(d.Live.GroupVersionKind()) &&
-			!annotations.Labelled(d.Live.GetLabels()) {
-			res.RetryAfter = minPositive(res.RetryAfter, r.opts.UnwatchedPoll)
-		}
-		retry = minPositive(retry, res.RetryAfter)
-		// The HCO comes first; everything after renders from its effective
-		// state: the server's copy after a write, else the live one as it
-		// is (report-only or unmanaged: the HCO in effect, never the one
-		// the autopilot would have written). A write that did not land
-		// leaves dependents as they are (Plan).
-		out := engine.StepResult{HCO: res.Object}
-		if res.Outcome == engine.Throttled || res.Outcome == engine.Failed || res.Outcome == engine.Refused {
-			out.Unconverged = string(res.Outcome) + ": " + res.Reason
-		}
-		return out
-	})
-	r.impacts.annotate(ctx, rolling)
-	for _, w := range rolling {
-		r.report.Asset(ctx, hco, w.d, w.res)
-	}
-	r.report.Notices(ctx, hco, r.evaluator.Notices(r.opts.Catalog, eval))
-	if r.fleet != nil {
-		// A report, like an Event: written in report-only too.
-		statuses := features.Of(r.opts.Catalog, eval.Context, eval.Decisions, r.report.Snapshot().Last)
-		retry = minPositive(retry, r.publish(ctx, func() (bool, error) { return r.fleet.Write(ctx, statuses) }))
-	}
-	return r.finish(ctx, hco.GetResourceVersion(), want, retry)
+	return rc, reconcile.Result{}, false
 }
 
 // rollingWrite is a write that reboots a pool, sent or waiting, reported

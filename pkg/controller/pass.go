@@ -1,0 +1,120 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/clusterread"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+)
+
+// pass is one reconcile's walk of the catalog: what it has learned so far
+// (the kinds to watch, the soonest retry, the writes that roll a pool).
+type pass struct {
+	r      *Reconciler
+	ctx    context.Context
+	hco    *unstructured.Unstructured
+	intent *freshIntent
+	// want are the kinds to watch after the walk.
+	want map[schema.GroupVersionKind]bool
+	// retry is the soonest time an asset asked to be looked at again.
+	retry time.Duration
+	// rolling are the writes that reboot a pool, reported after the walk.
+	rolling []rollingWrite
+}
+
+// step is the gate-and-write phase for one decision (engine.Step): rc is
+// the context d was evaluated with (the effective HCO after the golden
+// config). Every write and delete it sends has passed the gate.
+func (p *pass) step(d *engine.Decision, rc *rendercontext.RenderContext) engine.StepResult {
+	r, ctx := p.r, p.ctx
+	if d.Held {
+		// Backing off: the last recorded failure stands; only come back
+		// when its time is up.
+		left, _ := r.gate.BackingOff(d.Asset.Name)
+		p.retry = minPositive(p.retry, left)
+		if gvk, ok := r.kinds[d.Asset.Name]; ok && rc.KindAvailable(gvk) {
+			p.want[gvk] = true
+		}
+		return engine.StepResult{}
+	}
+	if d.FactPrint != "" {
+		r.gate.Observe(d.Asset.Name, d.SettlePrint())
+	}
+	var res engine.Result
+	switch d.Verdict {
+	case engine.VerdictIncluded:
+		res = r.syncer.Sync(ctx, rc, d) // the gate judges inside, just before a write
+	case engine.VerdictInactive:
+		res = r.inactive(ctx, d, rc, p.intent)
+	default:
+		res = engine.Reported(d)
+	}
+	p.watch(d, rc)
+	if res.Outcome == engine.Failed || res.Outcome == engine.Refused {
+		// A render or read failure can be transient (a CRD just
+		// installed and not yet discoverable), a refusal lasts until a
+		// person acts: this asset's own backoff, growing to minutes.
+		res.RetryAfter = r.gate.Failed(d.Asset.Name)
+	} else {
+		r.gate.Succeeded(d.Asset.Name)
+	}
+	if needsImpact(d, res) {
+		// Reported after the walk, with the VMs counted once per pool:
+		// a LIST between two released writes could split one rollout
+		// of the pool into two (MCO renders within 5 s).
+		last, _ := r.report.Last(d.Asset.Name)
+		p.rolling = append(p.rolling, rollingWrite{d, res, rc, last.Outcome != res.Outcome})
+	} else {
+		r.report.Asset(ctx, p.hco, d, res)
+	}
+	if d.Live != nil && res.Object == nil && !clusterread.IsFact(d.Live.GroupVersionKind()) &&
+		!annotations.Labelled(d.Live.GetLabels()) {
+		res.RetryAfter = minPositive(res.RetryAfter, r.opts.UnwatchedPoll)
+	}
+	p.retry = minPositive(p.retry, res.RetryAfter)
+	// The HCO comes first; everything after renders from its effective
+	// state: the server's copy after a write, else the live one as it is
+	// (report-only or unmanaged: the HCO in effect, never the one the
+	// autopilot would have written). A write that did not land leaves
+	// dependents as they are (Plan).
+	out := engine.StepResult{HCO: res.Object}
+	if res.Outcome == engine.Throttled || res.Outcome == engine.Failed || res.Outcome == engine.Refused {
+		out.Unconverged = string(res.Outcome) + ": " + res.Reason
+	}
+	return out
+}
+
+// watch records the kinds d needs watched.
+func (p *pass) watch(d *engine.Decision, rc *rendercontext.RenderContext) {
+	if d.Rendered != nil && (d.Verdict != engine.VerdictMissingDependency || d.AwaitsHCO) && rc.KindAvailable(d.Rendered.GroupVersionKind()) {
+		p.want[d.Rendered.GroupVersionKind()] = true
+	}
+	if gvk, ok := p.r.kinds[d.Asset.Name]; ok && d.Verdict == engine.VerdictPaused && rc.KindAvailable(gvk) {
+		// Paused kinds stay watched: informers are not torn down and
+		// rebuilt by every reconcile of a paused autopilot.
+		p.want[gvk] = true
+	}
+}
+
+// report is the report phase: the pool rollouts with their VM impact, the
+// HCO inputs not acted on, and the fleet status.
+func (p *pass) report(eval engine.Evaluation) {
+	r, ctx := p.r, p.ctx
+	r.impacts.annotate(ctx, p.rolling)
+	for _, w := range p.rolling {
+		r.report.Asset(ctx, p.hco, w.d, w.res)
+	}
+	r.report.Notices(ctx, p.hco, r.evaluator.Notices(r.opts.Catalog, eval))
+	if r.fleet != nil {
+		// A report, like an Event: written in report-only too.
+		statuses := features.Of(r.opts.Catalog, eval.Context, eval.Decisions, r.report.Snapshot().Last)
+		p.retry = minPositive(p.retry, r.publish(ctx, func() (bool, error) { return r.fleet.Write(ctx, statuses) }))
+	}
+}
