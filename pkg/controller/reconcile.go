@@ -210,6 +210,13 @@ func (r *Reconciler) tombstones(ctx context.Context, rc *rendercontext.RenderCon
 		}
 		return w.Disruption, v.Reason, !v.Go
 	})
+	for i, t := range results {
+		// What the rollout does to the VMs of every pool it reaches,
+		// counted afresh when the deletion is sent.
+		if dis := t.Disruption; dis.Reboot && len(dis.Rolled()) > 0 {
+			results[i].Impact = r.impacts.count(ctx, rc, dis.Rolled(), t.Deleted)
+		}
+	}
 	r.report.Tombstones(ctx, rc.HCOObject(), results)
 	return rc.WithoutPeers(deletedBy(results))
 }

@@ -178,6 +178,9 @@ type Decision struct {
 	// label or selector change), so it reaches nodes even when only
 	// metadata changes.
 	MovesPools bool
+	// PoolsUnknown: the pools could not be read, so whether the write
+	// moves the object between pools cannot be told (it holds).
+	PoolsUnknown bool
 	// Err is why the decision failed (VerdictFailed), for logs and
 	// callers that tell errors apart; Reason is its text.
 	Err error

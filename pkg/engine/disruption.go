@@ -62,6 +62,23 @@ func (d Disruption) Rolled() []string {
 	return []string{d.Pool}
 }
 
+// MayMovePools reports whether a change of drift's fields to an object of
+// kind can move it between pools: a MachineConfig's labels (the pools'
+// machineConfigSelectors read them), a KubeletConfig's
+// machineConfigPoolSelector; a field above them counts (the whole map).
+func MayMovePools(kind string, drift []string) bool {
+	sel := map[string]string{"MachineConfig": "/metadata/labels", "KubeletConfig": "/spec/machineConfigPoolSelector"}[kind]
+	if sel == "" {
+		return false
+	}
+	for _, p := range drift {
+		if p == sel || strings.HasPrefix(p, sel+"/") || strings.HasPrefix(sel, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // ReachesNodes reports whether a change of drift's fields reaches nodes:
 // spec does; labels and annotations do not (a MachineConfig's metadata is
 // not rendered into the pool's configuration).
@@ -171,6 +188,7 @@ func poolsOf(d *Decision, rc *rendercontext.RenderContext) {
 	now := rc.PoolsReached(d.Live)
 	then := rc.PoolsReached(next)
 	d.Pools = union(now, then)
+	d.PoolsUnknown = rc.PoolsErr != nil
 	if d.Live != nil && next != nil && !slices.Equal(now, then) {
 		d.MovesPools = true
 		d.NodeActions = nil

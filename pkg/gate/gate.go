@@ -274,9 +274,15 @@ func ForDecision(d *engine.Decision, op Op, drift, opponents []string) Write {
 	if d.Asset != nil {
 		w.Asset = d.Asset.Name
 	}
-	if (op == Correct || op == Merge) && !engine.ReachesNodes(drift) && !d.MovesPools {
+	unknownMove := d.PoolsUnknown && engine.MayMovePools(d.Desired.GetKind(), drift)
+	switch {
+	case unknownMove && len(w.Disruption.Actions) > 0:
+		// The pools unread, a move between them cannot be ruled out, and
+		// a move is never lighter than a reboot.
+		w.Disruption.Reboot, w.Disruption.Actions = true, nil
+	case (op == Correct || op == Merge) && !engine.ReachesNodes(drift) && !d.MovesPools && !unknownMove:
 		// Labels and annotations reboot nothing, unless they move the
-		// object between pools.
+		// object between pools (or, the pools unread, might).
 		w.Disruption = engine.Disruption{}
 	}
 	if d.FactPrint != "" {

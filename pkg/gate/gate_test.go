@@ -82,6 +82,11 @@ func oracle(p path, k kind, s state) engine.Outcome {
 	// Creation and deletion always reboot a MachineConfig's pools; a
 	// restart-only policy covers corrections only; metadata reaches no node.
 	reachesNodes := k != none && (p == create || p == recreate || deletes || ((p == correctSpec || p == sharedMerge) && k == reboot))
+	// A label change may move a MachineConfig between pools: with the
+	// pools unread, that cannot be ruled out.
+	if k != none && p == correctMeta && s == poolsUnreadable {
+		reachesNodes = true
+	}
 	// Only a fact-driven write of a reboot or remediation object settles,
 	// and only when the facts change the object; deletions are intent.
 	if k != none && !deletes && s == factChangesObject {
@@ -180,7 +185,7 @@ func write(p path, k kind, s state, rc *rendercontext.RenderContext) gate.Write 
 	}
 	d := &engine.Decision{Asset: asset, Verdict: engine.VerdictIncluded, Rendered: obj, Desired: obj, ReportOnly: s == reportOnly}
 	if k != none {
-		d.Pools = rc.PoolsReached(obj)
+		d.Pools, d.PoolsUnknown = rc.PoolsReached(obj), rc.PoolsErr != nil
 		d.FactPrint, d.ObjectPrint = "A", "X"
 		switch s {
 		case factChangesObject:

@@ -32,9 +32,9 @@ func (r *Reporter) Tombstones(ctx context.Context, hco *unstructured.Unstructure
 		switch {
 		case t.Deleted:
 			log.FromContext(ctx).Info("obsolete object deleted", "action", "delete", "object", engine.ObjectKey(o), "objectRef", objectRef(o),
-				"tombstone", t.Tombstone.Path, "disruption", t.Disruption.String())
+				"tombstone", t.Tombstone.Path, "disruption", t.Disruption.String(), "impact", t.Impact)
 			r.event(hco, o, corev1.EventTypeNormal, "TombstoneDeleted", fmt.Sprintf("deleted obsolete object (%s)", t.Tombstone.Path))
-			r.rollout(hco, o, t.Disruption, "obsolete object deleted", "")
+			r.rollout(hco, o, t.Disruption, "obsolete object deleted", t.Impact)
 		case t.Status == tombstone.Skipped:
 			r.eventOnce(hco, o, corev1.EventTypeNormal, "TombstoneSkipped", "left obsolete object in place: "+t.Reason)
 		case t.Status == tombstone.Error:

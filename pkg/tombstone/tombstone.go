@@ -83,8 +83,11 @@ type Result struct {
 	// Live is the object as it was when deleted (Deleted only).
 	Live *unstructured.Unstructured `json:"-"`
 	// Disruption is what its deletion does to nodes, as the hold judged
-	// it (Deleted only).
+	// it (deleted, or waiting to be).
 	Disruption engine.Disruption `json:"-"`
+	// Impact says what that rollout does to the pools' VMs (set by the
+	// caller, for a deletion that reboots a pool).
+	Impact string `json:"impact,omitempty"`
 }
 
 // Reaper processes tombstones at no API cost in steady state:
@@ -184,7 +187,7 @@ func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, c
 		var why string
 		var held bool
 		if dis, why, held = hold(live); held {
-			res.Status, res.Reason = Skipped, "waits: "+why
+			res.Status, res.Reason, res.Disruption = Skipped, "waits: "+why, dis
 			return res
 		}
 	}
