@@ -179,7 +179,7 @@ func gateSpecs(ctx context.Context) {
 			return sac.Patch(ctx, get(mcGVK, "", psiMC), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"test/probe":"x"}}}`)), client.DryRunAll)
 		}).Should(MatchError(ContainSubstring("change freeze")))
 
-		mark := requests.mark()
+		mark, thrashingBefore := requests.mark(), len(events("Thrashing", psiMC))
 		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
 			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
 		})
@@ -199,7 +199,7 @@ func gateSpecs(ctx context.Context) {
 		}
 		Eventually(refusedWrites).WithTimeout(time.Minute).Should(BeNumerically(">", testThrottle.Burst))
 		Expect(outcomeOf("psi-enable")()).To(Equal(engine.Refused))
-		Expect(events("Thrashing", psiMC)).To(BeEmpty(), "a refusal is not a fight")
+		Expect(events("Thrashing", psiMC)).To(HaveLen(thrashingBefore), "a refusal is not a fight")
 		Expect(testutil.ToFloat64(metrics.Throttled.WithLabelValues("MachineConfig", "", psiMC, "kubectl-edit"))).To(BeZero())
 		Expect(rec.Snapshot().Throttle["MachineConfig/"+psiMC].Throttled).To(BeFalse())
 		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}))
