@@ -118,8 +118,8 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Gate judges writes. Safe for one reconcile at a time (the controller
-// runs one worker).
+// Gate judges writes. Safe for concurrent use (the debug endpoints read
+// its budgets while a reconcile runs).
 type Gate struct {
 	cfg      Config
 	throttle *throttle.Throttle
