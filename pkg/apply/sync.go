@@ -75,10 +75,11 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 			op = gate.Recreate
 		}
 		w := gate.ForDecision(d, op, res.Drift, nil)
-		if v := s.Gate.Judge(rc, w); !v.Go {
+		v := s.Gate.Judge(rc, w)
+		if !v.Go {
 			return held(res, v)
 		}
-		res = s.apply(ctx, d, res, w)
+		res = s.apply(ctx, d, res, w, v)
 		if res.Outcome == engine.Applied {
 			s.markCreated(id)
 		}
@@ -103,7 +104,7 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 	if !certain && !s.isVerified(id, "drifted "+stamp) {
 		changes, err := s.dryRun(ctx, d)
 		if err != nil {
-			return s.failed(res, w, "server-side dry-run", d.Desired, err)
+			return s.failed(res, w, gate.Verdict{}, "server-side dry-run", d.Desired, err)
 		}
 		if !changes {
 			s.setVerified(id, stamp)
@@ -113,10 +114,11 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 		// dry-run again until the object or the desired state changes.
 		s.setVerified(id, "drifted "+stamp)
 	}
-	if v := s.Gate.Judge(rc, w); !v.Go {
+	v := s.Gate.Judge(rc, w)
+	if !v.Go {
 		return held(res, v)
 	}
-	return s.apply(ctx, d, res, w)
+	return s.apply(ctx, d, res, w, v)
 }
 
 // held is the result of a write the gate did not let go.
@@ -127,11 +129,12 @@ func held(res engine.Result, v gate.Verdict) engine.Result {
 
 // failed is the result of a request that did not succeed, naming the
 // object: a refusal on its merits is the gate's (no budget spent, no
-// opponent), anything else a failure.
-func (s *Syncer) failed(res engine.Result, w gate.Write, what string, obj *unstructured.Unstructured, err error) engine.Result {
+// opponent), anything else a failure. v is the verdict that let the
+// request go (zero for a dry run).
+func (s *Syncer) failed(res engine.Result, w gate.Write, v gate.Verdict, what string, obj *unstructured.Unstructured, err error) engine.Result {
 	err = fmt.Errorf("%s of %s: %w", what, engine.ObjectKey(obj), err)
 	if gate.IsRefusal(err) {
-		v := s.Gate.Refused(w, err)
+		v := s.Gate.Refused(w, v, err)
 		res.Outcome, res.Reason, res.Err, res.Opponents = v.Outcome, v.Reason, err, nil
 		return res
 	}
@@ -139,23 +142,27 @@ func (s *Syncer) failed(res engine.Result, w gate.Write, what string, obj *unstr
 	return res
 }
 
-func (s *Syncer) apply(ctx context.Context, d *engine.Decision, res engine.Result, w gate.Write) engine.Result {
+func (s *Syncer) apply(ctx context.Context, d *engine.Decision, res engine.Result, w gate.Write, v gate.Verdict) engine.Result {
 	obj := d.Desired.DeepCopy()
 	if err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
 		client.FieldOwner(annotations.FieldManager), client.ForceOwnership); err != nil {
 		if ns := obj.GetNamespace(); d.Live == nil && ns != "" && apierrors.IsNotFound(err) {
 			// The operator that owns the kind creates its namespace; until
-			// it does, this is a missing dependency, not a failure.
+			// it does, this is a missing dependency, not a failure, and
+			// nothing was written.
+			s.Gate.Unspent(w, v)
 			res.Outcome, res.RetryAfter = engine.MissingDependency, NamespaceRetry
 			res.Reason = fmt.Sprintf("namespace %s does not exist (is its operator installed?)", ns)
 			return res
 		}
-		return s.failed(res, w, "server-side apply", obj, err)
+		return s.failed(res, w, v, "server-side apply", obj, err)
 	}
 	res.Outcome, res.Object = engine.Applied, obj
 	if d.Live != nil && obj.GetResourceVersion() == d.Live.GetResourceVersion() {
 		// The server changed nothing: a verdict we believed certain was
-		// not. Remember it like a dry-run's, so it is never repeated.
+		// not. Remember it like a dry-run's, so it is never repeated; no
+		// write was made, so none is counted against the budget.
+		s.Gate.Unspent(w, v)
 		s.setVerified(engine.Identity(d.Desired), s.stamp(d))
 		return engine.Result{Outcome: engine.Unchanged, Drift: res.Drift}
 	}

@@ -49,6 +49,9 @@ func newImpacts(r client.Reader, now func() time.Time) *impacts {
 func needsImpact(d *engine.Decision, res engine.Result) bool {
 	switch res.Outcome {
 	case engine.Applied, engine.Deleted, engine.Staged, engine.Settling:
+		if res.Outcome != engine.Deleted && d.Live != nil && len(res.Drift) > 0 && !engine.ReachesNodes(res.Drift) && !d.MovesPools {
+			return false // a correction of metadata alone rolls nothing
+		}
 		dis := engine.DisruptionOf(d)
 		return dis.Reboot && len(dis.Rolled()) > 0
 	}

@@ -142,7 +142,8 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 		return res
 	}
 	w := gate.ForRemoval(fresh, gate.SwitchOff, d.Asset.Name, live, d.ReportOnly)
-	if v := r.gate.Judge(fresh, w); !v.Go {
+	v := r.gate.Judge(fresh, w)
+	if !v.Go {
 		// Deleting a MachineConfig rolls its pools like any write: the
 		// same window, pool and report-only rules.
 		res.Outcome, res.RetryAfter = v.Outcome, v.RetryAfter
@@ -153,8 +154,8 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 	switch {
 	case err != nil && gate.IsRefusal(err):
 		err = fmt.Errorf("delete %s: %w", engine.ObjectKey(live), err)
-		v := r.gate.Refused(w, err)
-		res.Outcome, res.Reason, res.Err = v.Outcome, v.Reason, err
+		refused := r.gate.Refused(w, v, err)
+		res.Outcome, res.Reason, res.Err = refused.Outcome, refused.Reason, err
 	case err != nil:
 		res.Outcome, res.Reason, res.Err = engine.Failed, fmt.Sprintf("delete %s: %v", engine.ObjectKey(live), err), err
 	case deleted:

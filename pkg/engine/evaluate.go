@@ -201,10 +201,17 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		d.ObjectPrint = objectPrint(obj)
 		stampValue := d.SettlePrint().Stamp()
 		if d.Live != nil {
-			if was := d.Live.GetAnnotations()[annotations.Facts]; settle.ParseStamp(was).Object == d.ObjectPrint {
+			was := d.Live.GetAnnotations()[annotations.Facts]
+			switch p := settle.ParseStamp(was); {
+			case p.Object == d.ObjectPrint:
 				// The facts changed nothing the object is rendered from:
 				// its stamp stays as written, so a fact that changes no
 				// object costs no write.
+				stampValue = was
+			case p.Object == "" && p.Facts == d.FactPrint:
+				// An earlier release's stamp (facts alone) of the same
+				// facts: kept, so an upgrade writes nothing for it (and a
+				// report-only object does not read as drifted).
 				stampValue = was
 			}
 		}

@@ -93,7 +93,7 @@ func Of(cat *catalog.Catalog, rc *rendercontext.RenderContext, ds []engine.Decis
 			// that failed or waits: only the write reveals it.
 			if o, why, ok := last(d.Asset.Name); ok {
 				switch o {
-				case engine.Failed, engine.Settling, engine.Staged, engine.Drifted:
+				case engine.Failed, engine.Refused, engine.Settling, engine.Staged, engine.Drifted:
 					m.outcome, m.reason = string(o), why
 				case engine.Throttled, engine.MissingDependency, engine.Conflict:
 					if d.Verdict == engine.VerdictIncluded {
@@ -176,7 +176,7 @@ func state(f *catalog.Feature, rc *rendercontext.RenderContext, ds []member) (St
 	if m, ok := first(ds, engine.Paused); ok && all(ds, engine.Paused) {
 		return Paused, m.reason
 	}
-	if m, ok := first(ds, engine.Failed, engine.Invalid, engine.Conflict, engine.Throttled); ok {
+	if m, ok := first(ds, engine.Failed, engine.Refused, engine.Invalid, engine.Conflict, engine.Throttled); ok {
 		return Degraded, m.d.Asset.Name + ": " + m.outcome + ": " + m.reason
 	}
 	if m, ok := first(ds, engine.Drifted); ok {

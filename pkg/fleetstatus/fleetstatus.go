@@ -44,8 +44,9 @@ const (
 	// "idle" while it cannot (KeyIdleReason says why).
 	KeyAutopilot = "autopilot"
 	// KeyIdleReason is why the autopilot is idle (a short code:
-	// hco_absent, hco_terminating, ...); "" while active.
-	KeyIdleReason = "autopilot.reason"
+	// hco_absent, hco_terminating, ...); "" while active. Not a free-text
+	// reason: a change of it is a change of state, and is written.
+	KeyIdleReason = "idleReason"
 )
 
 // The values of KeyAutopilot.

@@ -140,3 +140,20 @@ func (l *lagging) Get(ctx context.Context, key client.ObjectKey, obj client.Obje
 	}
 	return l.Reader.Get(ctx, key, obj, opts...)
 }
+
+// An idle reason that changes (the HCO being deleted, then gone) is a
+// change of state: written.
+func TestIdleReasonChangeIsWritten(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().Build()
+	w := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1"}
+	if changed, _ := w.WriteIdle(ctx, "hco_terminating"); !changed {
+		t.Fatal("idle not written")
+	}
+	if changed, _ := w.WriteIdle(ctx, "hco_absent"); !changed {
+		t.Fatal("a new idle reason is not written")
+	}
+	if changed, _ := w.WriteIdle(ctx, "hco_absent"); changed {
+		t.Fatal("the same idle reason written again")
+	}
+}

@@ -104,6 +104,9 @@ type Verdict struct {
 	Outcome    engine.Outcome
 	Reason     string
 	RetryAfter time.Duration
+	// Took: letting the write go took a token from the object's budget
+	// (Unspent gives it back if the write changed nothing).
+	Took bool
 }
 
 // Config sizes the gate's clocks.
@@ -174,8 +177,18 @@ func (g *Gate) Judge(rc *rendercontext.RenderContext, w Write) Verdict {
 		if ok, wait := g.throttle.Allow(w.ID); !ok {
 			return throttled(w, wait)
 		}
+		return Verdict{Go: true, Took: true}
 	}
 	return Verdict{Go: true}
+}
+
+// Unspent gives back the token v (the verdict that let w go) took, for a
+// write that changed nothing: refused by the API server, answered without
+// a change, or waiting for its namespace. Nothing else is given back.
+func (g *Gate) Unspent(w Write, v Verdict) {
+	if v.Took {
+		g.throttle.Refund(w.ID)
+	}
 }
 
 // Spent says, before anything is sent for a correction (not even a
@@ -194,14 +207,13 @@ func (g *Gate) Spent(w Write) (Verdict, bool) {
 // written (a fact turning an asset on is a change too).
 func (g *Gate) Observe(asset string, p settle.Print) { g.settle.Observe(asset, p) }
 
-// Refused reports a write the API server refused (err: permissions,
-// admission, validation): it changed nothing, so it spends no budget and
+// Refused reports a write (or its dry run) the API server refused (err:
+// permissions, admission, validation), v being the verdict that let it go
+// (zero for a dry run): it changed nothing, so it spends no budget and
 // names no opponent. Its outcome is the refusal; the caller retries it on
 // the asset's backoff (Failed), as a permanent error.
-func (g *Gate) Refused(w Write, err error) Verdict {
-	if w.Op == Correct || w.Op == Merge || w.Op == Recreate {
-		g.throttle.Refund(w.ID)
-	}
+func (g *Gate) Refused(w Write, v Verdict, err error) Verdict {
+	g.Unspent(w, v)
 	return Verdict{Outcome: engine.Refused, Reason: fmt.Sprintf("the API server refused the %s: %v", w.Op, err)}
 }
 

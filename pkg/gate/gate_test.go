@@ -235,11 +235,12 @@ func TestGateAgainstTheOracle(t *testing.T) {
 					// An earlier correction of the same object took the token.
 					prior := w
 					prior.Op, prior.Disruption, prior.Settle, prior.ReportOnly = gate.Correct, engine.Disruption{}, nil, false
-					if v := g.Judge(context(atRest), prior); !v.Go {
-						t.Fatalf("%s: the earlier write: %+v", name, v)
+					v0 := g.Judge(context(atRest), prior)
+					if !v0.Go || !v0.Took {
+						t.Fatalf("%s: the earlier write: %+v", name, v0)
 					}
 					if s == refusedBefore {
-						g.Refused(prior, refusal)
+						g.Refused(prior, v0, refusal)
 					}
 				}
 				v := g.Judge(rc, w)
@@ -272,13 +273,24 @@ func TestRefusedIsNoFight(t *testing.T) {
 	rc := context(atRest)
 	w := write(correctSpec, none, atRest, rc)
 	for i := 0; i < 20; i++ {
-		if v := g.Judge(rc, w); !v.Go {
-			t.Fatalf("attempt %d after refusals: %+v", i, v)
+		let := g.Judge(rc, w)
+		if !let.Go {
+			t.Fatalf("attempt %d after refusals: %+v", i, let)
 		}
-		v := g.Refused(w, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "cm", errors.New("no patch")))
+		v := g.Refused(w, let, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "cm", errors.New("no patch")))
 		if v.Outcome != engine.Refused || v.Reason == "" {
 			t.Fatalf("%+v", v)
 		}
+	}
+	// A refused dry run took no token, so it gives none back: the
+	// budget a real write spent stays spent.
+	g2 := gate.New(gate.Config{Throttle: throttle.Config{Burst: 1, Refill: time.Hour}, Now: func() time.Time { return monday }})
+	if v := g2.Judge(rc, w); !v.Go || !v.Took {
+		t.Fatalf("%+v", v)
+	}
+	g2.Refused(w, gate.Verdict{}, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "cm", errors.New("dry run")))
+	if v := g2.Judge(rc, w); v.Go {
+		t.Fatal("a refused dry run gave back the token an earlier write spent")
 	}
 	if g.Throttled() != 0 {
 		t.Fatal("refusals counted as a fight")
