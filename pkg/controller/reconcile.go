@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -245,6 +246,11 @@ func (r *Reconciler) publish(ctx context.Context, write func() (bool, error)) ti
 		return left
 	}
 	changed, err := write()
+	var paused *fleetstatus.PausedError
+	if errors.As(err, &paused) {
+		log.FromContext(ctx).Info("fleet status writes paused: another writer keeps changing it", "configMap", r.opts.StatusNamespace+"/"+fleetstatus.Name, "action", "throttle", "retryAfter", paused.Wait.Round(time.Second).String())
+		return paused.Wait
+	}
 	if err != nil {
 		log.FromContext(ctx).Error(err, "cannot write the fleet status; retrying", "action", "retry")
 		return r.gate.Failed("fleet-status")

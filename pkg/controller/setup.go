@@ -136,7 +136,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	r.evaluator.Hold = r.backingOff
 	r.impacts = newImpacts(reader.Direct(), r.now)
 	if opts.StatusNamespace != "" {
-		r.fleet = &fleetstatus.Writer{Reader: reader, Client: mgr.GetClient(), Namespace: opts.StatusNamespace, Version: opts.Version, Now: opts.Now}
+		r.fleet = &fleetstatus.Writer{Reader: reader, Client: mgr.GetClient(), Namespace: opts.StatusNamespace, Version: opts.Version, Now: opts.Now, Budget: g.Budget}
 	}
 	toHCO := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: opts.Namespace, Name: rendercontext.HCOName}}}

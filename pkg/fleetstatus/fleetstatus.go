@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/managedfields"
 )
@@ -121,11 +122,19 @@ type Writer struct {
 	Version   string
 	// Now is the clock of the cache's lag (nil: time.Now).
 	Now func() time.Time
+	// Budget takes a token for a write that undoes another writer's
+	// change (nil: unbounded), so a writer that keeps changing the
+	// ConfigMap (a policy set to enforce other values) is no hot loop.
+	Budget func(id string) (bool, time.Duration)
 
 	mu sync.Mutex
 	// wrote is the last write, while the cache may not show it yet: safe
 	// to lose (a restart at worst re-applies the same data once).
 	wrote *written
+	// said is the data of the last write: writing it again is undoing
+	// someone else's change (budgeted). Safe to lose: a restart's first
+	// undo goes unbudgeted.
+	said map[string]string
 }
 
 // written is one write: the resourceVersion the cache showed before it
@@ -198,11 +207,25 @@ func (w *Writer) write(ctx context.Context, data map[string]string) (bool, error
 	if !differs(live, held, u) {
 		return false, nil
 	}
+	if undo := live != nil && w.said != nil && !differs(nil, w.said, u); undo && w.Budget != nil {
+		if ok, wait := w.Budget(engine.Identity(u)); !ok {
+			return false, &PausedError{Wait: wait}
+		}
+	}
 	if err := w.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(annotations.FieldManager), client.ForceOwnership); err != nil {
 		return false, fmt.Errorf("write ConfigMap %s/%s: %w", w.Namespace, Name, err)
 	}
 	w.wrote = &written{before: rv, after: u.GetResourceVersion(), data: data, at: w.now()}
+	w.said = data
 	return true, nil
+}
+
+// PausedError says writes that undo another writer's changes are paused
+// until the budget refills (Wait): someone keeps changing the ConfigMap.
+type PausedError struct{ Wait time.Duration }
+
+func (e *PausedError) Error() string {
+	return fmt.Sprintf("ConfigMap %s keeps being changed by another writer: writes paused for %s", Name, e.Wait.Round(time.Second))
 }
 
 // desired is the ConfigMap the autopilot applies to say data.

@@ -2,6 +2,7 @@ package fleetstatus
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -155,5 +156,48 @@ func TestIdleReasonChangeIsWritten(t *testing.T) {
 	}
 	if changed, _ := w.WriteIdle(ctx, "hco_absent"); changed {
 		t.Fatal("the same idle reason written again")
+	}
+}
+
+// Undoing another writer's change takes a token: a writer that keeps
+// changing the ConfigMap gets a paused autopilot, not a write loop. A
+// first write, and a change of the features' state, take none.
+func TestUndoingAnotherWriterIsBudgeted(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().Build()
+	tokens := 1
+	w := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1", Budget: func(string) (bool, time.Duration) {
+		if tokens == 0 {
+			return false, time.Minute
+		}
+		tokens--
+		return true, 0
+	}}
+	st := []features.Status{{Name: "psi", State: features.Active}}
+	if changed, err := w.Write(ctx, st); !changed || err != nil {
+		t.Fatalf("first write: %v %v", changed, err)
+	}
+	edit := func() {
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: Name}, cm); err != nil {
+			t.Fatal(err)
+		}
+		cm.Data["psi.compliance"] = "Changed"
+		if err := c.Update(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit()
+	if changed, err := w.Write(ctx, st); !changed || err != nil {
+		t.Fatalf("the first undo: %v %v", changed, err)
+	}
+	// A change of state is no undo: it takes no token.
+	if changed, err := w.Write(ctx, []features.Status{{Name: "psi", State: features.Degraded}}); !changed || err != nil {
+		t.Fatalf("a change of state: %v %v", changed, err)
+	}
+	edit()
+	var paused *PausedError
+	if changed, err := w.Write(ctx, []features.Status{{Name: "psi", State: features.Degraded}}); changed || !errors.As(err, &paused) || paused.Wait != time.Minute {
+		t.Fatalf("budget spent: %v %v", changed, err)
 	}
 }

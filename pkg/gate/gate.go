@@ -227,6 +227,11 @@ func IsRefusal(err error) bool {
 		apierrors.IsUnauthorized(err)
 }
 
+// Budget takes a token from id's write budget for a write the gate does
+// not otherwise judge (the fleet status, a report): false and how long
+// until one is back when it is spent.
+func (g *Gate) Budget(id string) (bool, time.Duration) { return g.throttle.Allow(id) }
+
 // Forget drops an object's budget once the autopilot removed it itself:
 // creating it again later is not a correction.
 func (g *Gate) Forget(id string) { g.throttle.Forget(id) }
