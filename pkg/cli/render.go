@@ -226,11 +226,11 @@ func evaluate(ctx context.Context, o renderOptions, src Source) (*evaluation, er
 		live = e.reads
 		on := "true"
 		all := &engine.Evaluator{Renderer: render.New(assets.FS, render.OneShot())}
-		e.reads.targets(ctx, all.Plan(ctx, cat, rendercontext.New(withActivation(in.Facts, &on)), live, engine.Preview))
+		e.reads.targets(ctx, all.Preview(ctx, cat, rendercontext.New(withActivation(in.Facts, &on)), live))
 	}
 	rc := rendercontext.New(withActivation(in.Facts, o.activation))
 	e.act = engine.ActivationOf(rc, cat)
-	e.eval = ev.Plan(ctx, cat, rc, live, engine.Preview)
+	e.eval = ev.Preview(ctx, cat, rc, live)
 	if e.reads != nil {
 		e.reads.targets(ctx, e.eval)
 	}

@@ -29,10 +29,35 @@ type pass struct {
 	rolling []rollingWrite
 }
 
-// step is the gate-and-write phase for one decision (engine.Step): rc is
-// the context d was evaluated with (the effective HCO after the golden
-// config). Every write and delete it sends has passed the gate.
-func (p *pass) step(d *engine.Decision, rc *rendercontext.RenderContext) engine.StepResult {
+// plan is the plan and gate-and-write phases: the golden config is
+// evaluated and written first; every other asset is then evaluated from
+// the HCO in effect (the server's copy after that write, else the live
+// one as it is: report-only, unmanaged or held, never the one the
+// autopilot would have written) and written in catalog order.
+func (p *pass) plan(rc *rendercontext.RenderContext) engine.Evaluation {
+	walk := p.r.evaluator.Begin(p.ctx, p.r.opts.Catalog, rc, p.r.reader)
+	var effective *unstructured.Unstructured
+	var unconverged string
+	for i := range walk.Golden {
+		res := p.step(&walk.Golden[i], rc)
+		if res.Object != nil && res.Object.GroupVersionKind() == rendercontext.HCOGVK {
+			effective = res.Object
+		}
+		if res.Outcome == engine.Throttled || res.Outcome == engine.Failed || res.Outcome == engine.Refused {
+			// A write that did not land leaves the dependents as they are.
+			unconverged = string(res.Outcome) + ": " + res.Reason
+		}
+	}
+	eval := walk.Rest(effective, unconverged)
+	for i := len(walk.Golden); i < len(eval.Decisions); i++ {
+		p.step(&eval.Decisions[i], eval.Context)
+	}
+	return eval
+}
+
+// step is the gate-and-write phase for one decision: rc is the context d
+// was evaluated with. Every write and delete it sends has passed the gate.
+func (p *pass) step(d *engine.Decision, rc *rendercontext.RenderContext) engine.Result {
 	r, ctx := p.r, p.ctx
 	if d.Held {
 		// Backing off: the last recorded failure stands; only come back
@@ -42,7 +67,7 @@ func (p *pass) step(d *engine.Decision, rc *rendercontext.RenderContext) engine.
 		if gvk, ok := r.kinds[d.Asset.Name]; ok && rc.KindAvailable(gvk) {
 			p.want[gvk] = true
 		}
-		return engine.StepResult{}
+		return engine.Result{} // its decision says why (Rest reads it)
 	}
 	if d.FactPrint != "" {
 		r.gate.Observe(d.Asset.Name, d.SettlePrint())
@@ -79,16 +104,7 @@ func (p *pass) step(d *engine.Decision, rc *rendercontext.RenderContext) engine.
 		res.RetryAfter = minPositive(res.RetryAfter, r.opts.UnwatchedPoll)
 	}
 	p.retry = minPositive(p.retry, res.RetryAfter)
-	// The HCO comes first; everything after renders from its effective
-	// state: the server's copy after a write, else the live one as it is
-	// (report-only or unmanaged: the HCO in effect, never the one the
-	// autopilot would have written). A write that did not land leaves
-	// dependents as they are (Plan).
-	out := engine.StepResult{HCO: res.Object}
-	if res.Outcome == engine.Throttled || res.Outcome == engine.Failed || res.Outcome == engine.Refused {
-		out.Unconverged = string(res.Outcome) + ": " + res.Reason
-	}
-	return out
+	return res
 }
 
 // watch records the kinds d needs watched.

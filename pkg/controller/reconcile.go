@@ -46,7 +46,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	r.report.Activation(ctx, p.hco, act)
 	rc = r.tombstones(ctx, rc, act, p.intent, &p.retry)
 	p.want = clusterread.FactWatches(rc)
-	eval := r.evaluator.Plan(ctx, r.opts.Catalog, rc, r.reader, p.step)
+	eval := p.plan(rc)
 	p.report(eval)
 	return r.finish(ctx, p.hco.GetResourceVersion(), p.want, p.retry)
 }

@@ -17,7 +17,7 @@ func (r *Reconciler) Preview(ctx context.Context) (engine.Evaluation, []engine.N
 	if err != nil {
 		return engine.Evaluation{}, nil, err
 	}
-	eval := r.evaluator.Plan(ctx, r.opts.Catalog, rendercontext.New(facts), r.reader, engine.Preview)
+	eval := r.evaluator.Preview(ctx, r.opts.Catalog, rendercontext.New(facts), r.reader)
 	return eval, r.evaluator.Notices(r.opts.Catalog, eval), nil
 }
 

@@ -30,7 +30,7 @@ func TestActivationSwitch(t *testing.T) {
 		rc := rendercontext.New(rendercontext.Facts{Namespace: "openshift-cnv", HCO: hco})
 		rc.AssumeAllKinds = true
 		out := map[string]engine.Verdict{}
-		for _, d := range ev.Plan(context.Background(), cat, rc, nil, engine.Preview).Decisions {
+		for _, d := range ev.Preview(context.Background(), cat, rc, nil).Decisions {
 			out[d.Asset.Name] = d.Verdict
 		}
 		return out

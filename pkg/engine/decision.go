@@ -1,10 +1,12 @@
 // Package engine decides, without an API client: Evaluate runs the
 // patched-baseline pipeline for one asset up to the write (conditions,
 // render, dependencies, exclusion, opt-out, patch, mask, exclusive scopes)
-// and returns a Decision with its Verdict; Plan walks the catalog in
-// reconcile order and hands each decision to a step (the controller's
-// writes through pkg/apply, or Preview's none); the Guard judges every
-// deletion; Notices lists the HCO inputs not acted on.
+// and returns a Decision with its Verdict; a Walk (Begin, then Rest from
+// the effective HCO) evaluates the catalog in reconcile order and returns
+// the decisions, writing nothing (the controller writes them through
+// pkg/apply, judged by pkg/gate; Preview merges the golden config
+// locally); the Guard judges every deletion; Notices lists the HCO inputs
+// not acted on.
 //
 // Evaluate is pure apart from reading live objects through a LiveReader, so
 // the controller, the debug endpoints and the render CLI share it and cannot

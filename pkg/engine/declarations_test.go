@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
 
 // Every asset's template names its kind literally, and that is the kind it
@@ -20,7 +19,7 @@ func TestStaticKindIsTheRenderedKind(t *testing.T) {
 		}
 	}
 	rc := newContext(on)
-	for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview).Decisions {
+	for _, d := range ev.Preview(context.Background(), cat, rc, liveMap{}).Decisions {
 		k, ok := ev.Renderer.StaticKind(d.Asset.Path)
 		if !ok {
 			t.Errorf("asset %s: no literal top-level kind in %s", d.Asset.Name, d.Asset.Path)

@@ -34,7 +34,7 @@ type OwnedReader interface {
 // Evaluator decides, for each asset, what the autopilot would do.
 type Evaluator struct {
 	Renderer *render.Renderer
-	// Hold, when set, keeps an asset out of a Plan (the controller's
+	// Hold, when set, keeps an asset out of a walk (the controller's
 	// per-asset backoff after a failure): its decision is Failed and Held,
 	// with why, and nothing is rendered or read for it.
 	Hold func(a *catalog.Asset) (why string, held bool)

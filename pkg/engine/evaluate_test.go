@@ -150,7 +150,7 @@ func BenchmarkSteadyState(b *testing.B) {
 func BenchmarkPlanCatalog(b *testing.B) {
 	ev, cat, rc := setup(b, map[string]string{"platform.kubevirt.io/enable-loadaware": "true"})
 	live := liveMap{}
-	for _, d := range ev.Plan(context.Background(), cat, rc, nil, engine.Preview).Decisions {
+	for _, d := range ev.Preview(context.Background(), cat, rc, nil).Decisions {
 		if d.Desired != nil {
 			live[d.Desired.GetKind()+"/"+d.Desired.GetNamespace()+"/"+d.Desired.GetName()] = d.Desired
 		}
@@ -158,7 +158,7 @@ func BenchmarkPlanCatalog(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		for _, d := range ev.Plan(context.Background(), cat, rc, live, engine.Preview).Decisions {
+		for _, d := range ev.Preview(context.Background(), cat, rc, live).Decisions {
 			if d.Desired != nil && len(drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure)) != 0 {
 				b.Fatalf("%s drifts in steady state", d.Asset.Name)
 			}

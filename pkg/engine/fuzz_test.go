@@ -42,7 +42,7 @@ func FuzzOptInAnnotations(f *testing.F) {
 		}
 		rc := newContext(hco)
 		_, understood := switchSpellings[strings.ToLower(strings.TrimSpace(v))]
-		eval := ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview)
+		eval := ev.Preview(context.Background(), cat, rc, liveMap{})
 		for _, d := range eval.Decisions {
 			if !understood && readsASwitch(d.Asset) {
 				// Left as it is: Invalid, or waiting for an HCO that is

@@ -123,7 +123,7 @@ func TestRenderGoldens(t *testing.T) {
 			rc := rendercontext.New(rendercontext.Facts{Namespace: "openshift-cnv", HCO: hco, Nodes: tc.nodes, CRDs: tc.crds})
 			rc.AssumeAllKinds = true
 			var out bytes.Buffer
-			for _, d := range ev.Plan(context.Background(), cat, rc, nil, engine.Preview).Decisions {
+			for _, d := range ev.Preview(context.Background(), cat, rc, nil).Decisions {
 				out.WriteString("---\n# asset: " + d.Asset.Name + " (" + string(d.Verdict) + ")\n")
 				if d.Verdict != engine.VerdictIncluded {
 					out.WriteString("# " + d.Reason + "\n")

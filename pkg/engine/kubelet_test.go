@@ -60,7 +60,7 @@ func TestKubeletConfigsANodeAccepts(t *testing.T) {
 				rc := rendercontext.New(rendercontext.Facts{Namespace: "openshift-cnv", HCO: hco, Nodes: nodes})
 				rc.AssumeAllKinds = true
 				perPool := map[string]string{}
-				for _, d := range ev.Plan(context.Background(), cat, rc, nil, engine.Preview).Decisions {
+				for _, d := range ev.Preview(context.Background(), cat, rc, nil).Decisions {
 					if d.Verdict != engine.VerdictIncluded || d.Desired.GetKind() != "KubeletConfig" {
 						continue
 					}

@@ -38,7 +38,7 @@ const (
 )
 
 // Notices checks every input the HCO gives the autopilot against its
-// vocabulary, on the context of one Plan (the effective HCO); its decisions
+// vocabulary, on the context of one walk (the effective HCO); its decisions
 // say which disabled-resources entries match nothing; an entry of the kind of an
 // asset whose object is unknown (its render failed) is not judged.
 func (e *Evaluator) Notices(cat *catalog.Catalog, ev Evaluation) []Notice {

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
 
 // Each class of HCO input the autopilot does not act on is a notice with
@@ -22,7 +21,7 @@ func TestNoticesNameEveryInputNotActedOn(t *testing.T) {
 	}
 	ev, cat, _ := setup(t, hco)
 	rc := newContext(hco)
-	ds := ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview)
+	ds := ev.Preview(context.Background(), cat, rc, liveMap{})
 	got := map[string]bool{}
 	for _, n := range ev.Notices(cat, ds) {
 		got[n.Annotation+" "+string(n.Reason)] = true

@@ -12,98 +12,135 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
-// Step handles one evaluated asset inside Plan, given the context it was
-// evaluated with (after the HCO asset, the one with the effective HCO).
-type Step func(d *Decision, rc *rendercontext.RenderContext) StepResult
-
-// StepResult is what a Step tells Plan about the asset it handled.
-type StepResult struct {
-	// HCO, for the HCO asset (reconcile order 0), is the effective HCO
-	// later assets render from (the API server's answer to the apply in
-	// the controller, a local merge offline). nil keeps the context.
-	HCO *unstructured.Unstructured
-	// Unconverged, for the HCO asset, says why the HCO is not in its
-	// desired state after the step (the write was throttled or failed).
-	Unconverged string
-}
-
 // Evaluation is one walk of the catalog: a decision per asset, in catalog
 // order, and the context the assets after the HCO rendered from (rc with
-// the effective HCO the golden config's step returned).
+// the effective HCO).
 type Evaluation struct {
 	Decisions []Decision
 	Context   *rendercontext.RenderContext
 }
 
-// Plan evaluates every asset of cat in reconcile order against rc, calling
-// step after each. The controller, the debug endpoints and the render CLI
-// all walk the catalog through Plan, so they cannot disagree on order,
-// conditions, exclusion, patch, mask or the effective HCO. rc is not
-// changed: the effective HCO is a new context, returned in Context.
-func (e *Evaluator) Plan(ctx context.Context, cat *catalog.Catalog, rc *rendercontext.RenderContext, live LiveReader, step Step) Evaluation {
-	out := make([]Decision, 0, len(cat.Assets))
-	act := ActivationOf(rc, cat)
-	// unconverged says why the HCO is not yet what the golden config makes
-	// it: assets that read it then keep their last applied state instead
-	// of rendering from a copy that is not the effective one.
-	var unconverged string
-	// An exclusion entry not understood may have meant to protect any
-	// object: until it is fixed, nothing that reboots a pool or changes
-	// remediation is written or removed.
-	unsure := e.exclusionUnsure(cat, rc)
+// Walk is one evaluation of the catalog in reconcile order, in two steps,
+// because every asset after the golden config renders from the HCO it
+// makes: Begin evaluates the golden config (the assets up to and
+// including the HCO asset, reconcile order 0), and Rest the others from
+// the effective HCO the caller reports. It writes nothing and calls back
+// into nothing: the controller, the debug endpoints and the render CLI
+// walk the same way (Preview composes both steps offline), so they cannot
+// disagree on order, conditions, exclusion, patch, mask or the effective
+// HCO.
+type Walk struct {
+	e    *Evaluator
+	ctx  context.Context
+	cat  *catalog.Catalog
+	rc   *rendercontext.RenderContext
+	live LiveReader
+	act  Activation
+	// unsure: an exclusion entry not understood may have meant to protect
+	// any object; until it is fixed, nothing that reboots a pool or
+	// changes remediation is written or removed.
+	unsure string
+	// split: the assets before it are the golden config's step.
+	split int
+	// Golden are the decisions of the first step, in catalog order.
+	Golden []Decision
+}
+
+// Begin starts a walk of cat against rc and evaluates the golden config.
+func (e *Evaluator) Begin(ctx context.Context, cat *catalog.Catalog, rc *rendercontext.RenderContext, live LiveReader) *Walk {
+	w := &Walk{e: e, ctx: ctx, cat: cat, rc: rc, live: live, act: ActivationOf(rc, cat), unsure: e.exclusionUnsure(cat, rc)}
+	w.split = len(cat.Assets)
 	for i := range cat.Assets {
-		a := &cat.Assets[i]
-		var d Decision
-		ok, why := act.Allows(a)
-		var held bool
-		if ok && e.Hold != nil {
-			why, held = e.Hold(a)
+		if e.isHCOAsset(&cat.Assets[i]) {
+			w.split = i + 1
+			break
 		}
-		switch {
-		case held:
-			// Its last failure's backoff has not expired: no render, no
-			// read, no write until then, whatever triggered this pass.
-			d = Decision{Asset: a, Verdict: VerdictFailed, Reason: why, Held: true}
-		case ok && unconverged != "" && e.readsHCO(a):
-			d = Decision{Asset: a, Verdict: VerdictMissingDependency, AwaitsHCO: true,
-				Reason: "waiting for the HyperConverged to converge (" + unconverged + "): it renders from the effective HCO, so its object is kept as last applied"}
-			d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
-		case ok:
-			d = e.Evaluate(ctx, a, rc, live)
-			d.ReportOnly = d.ReportOnly || act.ReportOnly
-			if unsure != "" && d.Rendered != nil && (d.Verdict == VerdictIncluded || (d.Verdict == VerdictInactive && d.IntentOff)) && Settles(a, d.Rendered.GetKind()) {
-				d.Verdict, d.Annotation, d.InvalidReason, d.Desired = VerdictInvalid, annotations.DisabledResources, Malformed, nil
-				d.Reason = unsure + ": it may have meant this object, which reboots a pool or changes remediation, so it is left as it is until the entry is fixed"
+	}
+	if w.split == len(cat.Assets) {
+		w.split = 0 // no golden config: everything renders from the HCO as it is
+	}
+	for i := 0; i < w.split; i++ {
+		w.Golden = append(w.Golden, w.decide(&cat.Assets[i], rc, ""))
+	}
+	return w
+}
+
+// Rest evaluates every asset after the golden config, from the effective
+// HCO: the server's copy after the golden config was applied, else the
+// HCO as it is (nil keeps the context's). unconverged says why the HCO is
+// not what the golden config makes it (a write throttled, failed or
+// refused): the assets that read it then keep their last applied state
+// instead of rendering from a copy that is not the effective one.
+func (w *Walk) Rest(effective *unstructured.Unstructured, unconverged string) Evaluation {
+	rc := w.rc
+	if effective != nil {
+		rc = rc.WithHCO(effective)
+	}
+	if unconverged == "" {
+		for i := range w.Golden {
+			if w.e.isHCOAsset(w.Golden[i].Asset) {
+				unconverged = hcoUnconverged(&w.Golden[i])
 			}
-		default:
-			d = Decision{Asset: a, Verdict: VerdictPaused, Reason: why}
-			// Only the head naming its object, for reports (which object
-			// is paused, what a disabled-resources entry matches).
-			d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
 		}
-		if a.Disruption == catalog.DisruptionReboot {
-			poolsOf(&d, rc)
-		}
-		res := step(&d, rc)
-		if e.isHCOAsset(a) {
-			if res.HCO != nil {
-				rc = rc.WithHCO(res.HCO)
-			}
-			unconverged = hcoUnconverged(&d, res)
-		}
-		out = append(out, d)
+	}
+	out := make([]Decision, 0, len(w.cat.Assets))
+	out = append(out, w.Golden...)
+	for i := w.split; i < len(w.cat.Assets); i++ {
+		out = append(out, w.decide(&w.cat.Assets[i], rc, unconverged))
 	}
 	return Evaluation{Decisions: out, Context: rc}
 }
 
-// Preview is the Step of a render without writes: the HCO asset's desired
-// state is merged into the current HCO, as an apply would; under
-// report-only nothing would be applied, so the HCO stays as it is.
-func Preview(d *Decision, rc *rendercontext.RenderContext) StepResult {
-	if d.Verdict == VerdictIncluded && !d.ReportOnly && d.Desired.GroupVersionKind() == rendercontext.HCOGVK {
-		return StepResult{HCO: MergeApplied(rc.HCOObject(), d.Desired)}
+// decide evaluates one asset against rc.
+func (w *Walk) decide(a *catalog.Asset, rc *rendercontext.RenderContext, unconverged string) Decision {
+	e := w.e
+	var d Decision
+	ok, why := w.act.Allows(a)
+	var held bool
+	if ok && e.Hold != nil {
+		why, held = e.Hold(a)
 	}
-	return StepResult{}
+	switch {
+	case held:
+		// Its last failure's backoff has not expired: no render, no
+		// read, no write until then, whatever triggered this pass.
+		d = Decision{Asset: a, Verdict: VerdictFailed, Reason: why, Held: true}
+	case ok && unconverged != "" && e.readsHCO(a):
+		d = Decision{Asset: a, Verdict: VerdictMissingDependency, AwaitsHCO: true,
+			Reason: "waiting for the HyperConverged to converge (" + unconverged + "): it renders from the effective HCO, so its object is kept as last applied"}
+		d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
+	case ok:
+		d = e.Evaluate(w.ctx, a, rc, w.live)
+		d.ReportOnly = d.ReportOnly || w.act.ReportOnly
+		if w.unsure != "" && d.Rendered != nil && (d.Verdict == VerdictIncluded || (d.Verdict == VerdictInactive && d.IntentOff)) && Settles(a, d.Rendered.GetKind()) {
+			d.Verdict, d.Annotation, d.InvalidReason, d.Desired = VerdictInvalid, annotations.DisabledResources, Malformed, nil
+			d.Reason = w.unsure + ": it may have meant this object, which reboots a pool or changes remediation, so it is left as it is until the entry is fixed"
+		}
+	default:
+		d = Decision{Asset: a, Verdict: VerdictPaused, Reason: why}
+		// Only the head naming its object, for reports (which object
+		// is paused, what a disabled-resources entry matches).
+		d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
+	}
+	if a.Disruption == catalog.DisruptionReboot {
+		poolsOf(&d, rc)
+	}
+	return d
+}
+
+// Preview walks the catalog without writing: the golden config's desired
+// state is merged into the current HCO, as an apply would; under
+// report-only nothing would be applied, so the HCO stays as it is. The
+// render CLI and the debug endpoints evaluate this way.
+func (e *Evaluator) Preview(ctx context.Context, cat *catalog.Catalog, rc *rendercontext.RenderContext, live LiveReader) Evaluation {
+	w := e.Begin(ctx, cat, rc, live)
+	var effective *unstructured.Unstructured
+	for _, d := range w.Golden {
+		if d.Verdict == VerdictIncluded && !d.ReportOnly && d.Desired.GroupVersionKind() == rendercontext.HCOGVK {
+			effective = MergeApplied(rc.HCOObject(), d.Desired)
+		}
+	}
+	return w.Rest(effective, "")
 }
 
 // exclusionUnsure says why the root exclusion list may not protect what a
@@ -139,14 +176,12 @@ func (e *Evaluator) isHCOAsset(a *catalog.Asset) bool {
 	return ok && k == rendercontext.HCOGVK.Kind
 }
 
-// hcoUnconverged says why the HCO is not in its desired state after its
-// step: its decision or its write did not get it there. Left alone by a
+// hcoUnconverged says why the HCO is not in its desired state because of
+// its decision (Invalid, Failed, waiting, Conflict); a write that did not
+// land is the caller's to report (Rest's unconverged). Left alone by a
 // person (excluded, unmanaged) or by the activation switch, the live HCO
 // is the input as it is meant.
-func hcoUnconverged(d *Decision, res StepResult) string {
-	if res.Unconverged != "" {
-		return res.Unconverged
-	}
+func hcoUnconverged(d *Decision) string {
 	switch d.Verdict {
 	case VerdictInvalid, VerdictFailed, VerdictMissingDependency, VerdictConflict:
 		return string(d.Verdict) + ": " + d.Reason

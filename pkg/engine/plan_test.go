@@ -11,7 +11,6 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
 // While the golden HCO has not converged (its write throttled or failed,
@@ -20,12 +19,11 @@ import (
 func TestDependentsWaitForTheHCOToConverge(t *testing.T) {
 	ev, cat, rc := setup(t, map[string]string{"platform.kubevirt.io/enable-loadaware": "true", "platform.kubevirt.io/enable-ksm-zero-only": "true"})
 	var waited, proceeded, byCondition int
-	for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, func(d *engine.Decision, _ *rendercontext.RenderContext) engine.StepResult {
-		if d.Asset.ReconcileOrder == 0 {
-			return engine.StepResult{Unconverged: "Throttled: a fight over /spec/x"}
-		}
-		return engine.StepResult{}
-	}).Decisions {
+	walk := ev.Begin(context.Background(), cat, rc, liveMap{})
+	if len(walk.Golden) != 1 || walk.Golden[0].Asset.ReconcileOrder != 0 {
+		t.Fatalf("the golden config is evaluated first, alone: %d decisions", len(walk.Golden))
+	}
+	for _, d := range walk.Rest(nil, "Throttled: a fight over /spec/x").Decisions {
 		if d.Asset.ReconcileOrder == 0 {
 			continue
 		}
@@ -78,7 +76,7 @@ func TestDependentsWaitWhileTheHCOIsInBackoff(t *testing.T) {
 		return "retrying in 4s: apply refused by a webhook", a.ReconcileOrder == 0
 	}
 	waited := 0
-	for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, func(*engine.Decision, *rendercontext.RenderContext) engine.StepResult { return engine.StepResult{} }).Decisions {
+	for _, d := range ev.Begin(context.Background(), cat, rc, liveMap{}).Rest(nil, "").Decisions {
 		if d.Asset.ReconcileOrder != 0 && ev.Renderer.ReadsHCO(d.Asset.Path) {
 			if d.Verdict != engine.VerdictMissingDependency || !d.AwaitsHCO || !strings.Contains(d.Reason, "refused by a webhook") {
 				t.Errorf("asset %s: %s %q while the HCO is in backoff", d.Asset.Name, d.Verdict, d.Reason)
@@ -104,7 +102,7 @@ func TestExclusionNotUnderstoodHoldsRebootingAssets(t *testing.T) {
 		"configmaps/x/y, KubeDescheduler/*/cluster":  true,
 	} {
 		ev, cat, rc := setup(t, map[string]string{annotations.DisabledResources: value})
-		for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview).Decisions {
+		for _, d := range ev.Preview(context.Background(), cat, rc, liveMap{}).Decisions {
 			if d.Asset.Name == "psi-enable" && (d.Verdict == engine.VerdictInvalid) != held {
 				t.Errorf("%q: psi-enable %s (%s), held=%v wanted", value, d.Verdict, d.Reason, held)
 			}
@@ -133,7 +131,7 @@ func TestPreviewReportOnlyKeepsTheHCOInEffect(t *testing.T) {
 		}
 		rc = rc.WithHCO(hco)
 		var total int64 = -1
-		for _, d := range ev.Plan(context.Background(), cat, rc, liveMap{}, engine.Preview).Decisions {
+		for _, d := range ev.Preview(context.Background(), cat, rc, liveMap{}).Decisions {
 			if d.Desired != nil && d.Desired.GetKind() == "KubeDescheduler" {
 				total, _, _ = unstructured.NestedInt64(d.Desired.Object, "spec", "evictionLimits", "total")
 			}

@@ -79,7 +79,7 @@ type member struct {
 	reason  string
 }
 
-// Of summarizes decisions (one per catalog asset, as engine.Plan returns
+// Of summarizes decisions (one per catalog asset, as an engine walk returns
 // them, possibly narrowed) into one Status per feature, in catalog order.
 // For an included asset, what only a write reveals (a rejected apply, a
 // fight, a write held for settling or a busy pool) comes from last.

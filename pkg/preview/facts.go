@@ -1,6 +1,6 @@
 // Package preview shows what the autopilot would do, without doing it: the
 // render CLI and the debug endpoints build on it. It never decides anything
-// itself; every decision comes from engine.Plan, as in the controller.
+// itself; every decision comes from the engine walk, as in the controller.
 package preview
 
 import (

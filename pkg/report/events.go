@@ -26,7 +26,7 @@ func invalidEvent(annotation string) string {
 	case annotations.Mode:
 		return "InvalidMode"
 	case annotations.DisabledResources:
-		// An entry not understood holds the asset (engine.Plan).
+		// An entry not understood holds the asset (engine.Walk).
 		return "InvalidDisabledResources"
 	}
 	return "InvalidSwitch"

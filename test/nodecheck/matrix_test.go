@@ -221,7 +221,7 @@ func doRender() (*rendered, error) {
 		// Without CRDs every kind counts as installed, as render without --crds.
 		f.AssumeAllKinds = true
 		rc := rendercontext.New(f)
-		eval := ev.Plan(context.Background(), cat, rc, preview.Static{f.HCO}, engine.Preview)
+		eval := ev.Preview(context.Background(), cat, rc, preview.Static{f.HCO})
 		byPool := map[string][]*nodeObject{}
 		for _, d := range eval.Decisions {
 			if d.Desired == nil || !nodeKinds[d.Desired.GetKind()] {
