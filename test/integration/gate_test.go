@@ -137,6 +137,43 @@ func gateSpecs(ctx context.Context) {
 		Expect(get(mcGVK, "", psiMC).GetAnnotations()[annotations.Facts]).To(Equal(stamp))
 	})
 
+	It("renders the HCO's dependents from the HCO in effect while the HCO is report-only", func() {
+		requireVendorCRDs()
+		field := []string{"spec", "virtualization", "liveMigrationConfig", "parallelMigrationsPerCluster"}
+		golden := nestedInt(hco(), field...)
+		// The admin leaves the HCO to themselves (report-only on the HCO
+		// alone) and runs another value than the golden config's.
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.Mode, "report-only")
+			Expect(unstructured.SetNestedField(u.Object, golden+7, field...)).To(Succeed())
+		})
+		DeferCleanup(func() {
+			update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
+				setAnnotation(u, annotations.Mode, "")
+				setAnnotation(u, loadAware, "")
+			})
+			Eventually(func() int64 { return nestedInt(hco(), field...) }).Should(Equal(golden))
+			Eventually(func() *unstructured.Unstructured { return get(kdGVK, deschedulerNamespace, "cluster") }).Should(BeNil())
+		})
+		Eventually(outcomeOf("hco-golden-config")).Should(Equal(engine.Drifted))
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, loadAware, "true") })
+		evictionLimit := func() int64 {
+			kd := get(kdGVK, deschedulerNamespace, "cluster")
+			if kd == nil {
+				return -1
+			}
+			return nestedInt(kd, "spec", "evictionLimits", "total")
+		}
+		// The descheduler evicts no more VMs per run than the cluster's
+		// live migration moves: the value in effect, never the golden one
+		// the autopilot did not write.
+		Eventually(evictionLimit).Should(Equal(golden + 7))
+		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Unchanged))
+		reconciledAt(poke())
+		Expect(evictionLimit()).To(Equal(golden + 7))
+		Expect(nestedInt(hco(), field...)).To(Equal(golden+7), "report-only: the HCO is not written")
+	})
+
 	It("reports a write the API server refuses as refused, not as a fight, and writes once it is allowed", func() {
 		requireVendorCRDs()
 		untilSettled()
