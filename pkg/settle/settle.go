@@ -106,7 +106,9 @@ func (t *Tracker) Wait(asset string, p, live Print, exists bool) (time.Duration,
 	}
 	left := until.Sub(now)
 	if left <= 0 {
-		t.episode(asset, time.Time{}) // written now: the next change starts afresh
+		// The deadline passed: the write may go, and stays free to go
+		// while another check (a window, a busy pool) holds it; the
+		// episode ends when the object carries these facts (written).
 		return 0, false
 	}
 	return left, true

@@ -120,3 +120,34 @@ func TestWaitJudgesTheObject(t *testing.T) {
 		t.Fatalf("an earlier release's stamp: %+v", got)
 	}
 }
+
+// Once its deadline has passed, a write stays free to go while another
+// check holds it back (a closed window, a busy pool), even as the facts
+// keep changing: every wait has a deadline, whatever comes after it.
+func TestDeadlineHoldsWhileTheWriteIsHeldElsewhere(t *testing.T) {
+	now := time.Unix(1000, 0)
+	period := time.Minute
+	tr := New(period, func() time.Time { return now })
+	prints := []string{"B", "C"}
+	for i := 0; ; i++ {
+		if _, w := tr.Wait("mc", pr(prints[i%2]), pr("A"), true); !w {
+			break
+		}
+		now = now.Add(50 * time.Second)
+		if i > 100 {
+			t.Fatal("no deadline")
+		}
+	}
+	// Not written (held elsewhere); the facts keep changing.
+	for i := 0; i < 10; i++ {
+		now = now.Add(50 * time.Second)
+		if _, w := tr.Wait("mc", pr(prints[i%2]), pr("A"), true); w {
+			t.Fatalf("held again %d after its deadline passed", i)
+		}
+	}
+	// Written: a later change waits a whole period again.
+	tr.Wait("mc", pr("C"), pr("C"), true)
+	if left, w := tr.Wait("mc", pr("D"), pr("C"), true); !w || left != period {
+		t.Fatalf("a new episode: %v %s", w, left)
+	}
+}
