@@ -112,6 +112,32 @@ func fleetSpecs(ctx context.Context) {
 		Expect(statusData()["psi.compliance"]).To(Equal(fleetstatus.Compliant))
 	})
 
+	It("follows the ConfigMap in the cluster: another writer's change and a deletion are undone, another writer's key is left alone", func() {
+		requireVendorCRDs()
+		Eventually(func() string { return statusData()[fleetstatus.KeyAutopilot] }).Should(Equal(fleetstatus.Active))
+		want := statusData()["psi.compliance"]
+		Expect(want).NotTo(BeEmpty())
+		// An RHACM policy switched to enforce writes its own idea of the key.
+		cm := &corev1.ConfigMap{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: fleetstatus.Name}, cm)).To(Succeed())
+		cm.Data["psi.compliance"] = "Enforced"
+		cm.Data["team"] = "virt"
+		Expect(k8s.Update(ctx, cm, client.FieldOwner("governance-policy-framework"))).To(Succeed())
+		Eventually(func() string { return statusData()["psi.compliance"] }).Should(Equal(want), "the autopilot's key is restored")
+		Expect(statusData()["team"]).To(Equal("virt"), "another writer's own key stays")
+		// Deleted: written again, without waiting for a state change.
+		Expect(k8s.Delete(ctx, cm)).To(Succeed())
+		Eventually(func() string { return statusData()["psi.compliance"] }).Should(Equal(want))
+		// Steady again: no write.
+		reconciledSince(poke())
+		mark := requests.mark()
+		reconciledSince(poke())
+		reconciledSince(poke())
+		for _, w := range writes(requests.since(mark)) {
+			Expect(w).NotTo(HaveSuffix("/configmaps/"+fleetstatus.Name), "the status is written once, not on every reconcile")
+		}
+	})
+
 	It("has fleet examples (docs/fleet.md) the vendors' RHACM and Argo CD CRDs accept, reading the live status", func() {
 		requireVendorCRDs()
 		for _, dir := range []string{"acm", "argocd"} {

@@ -193,6 +193,11 @@ func hcoLifecycleSpecs(ctx context.Context) {
 			return ""
 		}).Should(Equal(report.IdleHCOTerminating))
 		Expect(testutil.ToFloat64(metrics.Idle.WithLabelValues(string(report.IdleHCOTerminating)))).To(Equal(1.0))
+		// The fleet status says so, instead of the features it no longer manages.
+		Eventually(func() map[string]string { return statusData() }).Should(And(
+			HaveKeyWithValue(fleetstatus.KeyAutopilot, fleetstatus.Idle),
+			HaveKeyWithValue(fleetstatus.KeyIdleReason, string(report.IdleHCOTerminating)),
+			HaveKeyWithValue(fleetstatus.KeyHealthy, "false"), Not(HaveKey("psi.state"))))
 
 		// The operand's owner removes it during uninstall: not re-created.
 		Expect(k8s.Delete(ctx, get(mcGVK, "", psiMC))).To(Succeed())
@@ -209,6 +214,7 @@ func hcoLifecycleSpecs(ctx context.Context) {
 			}
 			return ""
 		}).Should(Equal(report.IdleHCOAbsent))
+		Eventually(func() string { return statusData()[fleetstatus.KeyIdleReason] }).Should(Equal(string(report.IdleHCOAbsent)))
 	})
 }
 
