@@ -228,6 +228,10 @@ const (
 	// UnresolvedPointer: an ignore-fields pointer addresses nothing; the
 	// asset still converges (a warning, not Invalid).
 	UnresolvedPointer InvalidReason = "unresolved_pointer"
+	// Escalates: it changes a field the API server judges against the
+	// writer's own rights (a role's rules, a binding's subjects), which the
+	// autopilot would write with its rights for an author it cannot know.
+	Escalates InvalidReason = "escalates"
 )
 
 // Target is the object the decision is about, for messages: the live

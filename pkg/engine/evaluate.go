@@ -144,6 +144,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 				d.Verdict, d.Annotation, d.Reason, d.InvalidReason = VerdictInvalid, annotations.Patch, err.Error(), invalidReason(err)
 				return d
 			}
+			if escalates(&d, obj, desired, annotations.Patch) {
+				return d
+			}
 		}
 		if v, ok := liveAnn[annotations.IgnoreFields]; ok {
 			d.Customizations = append(d.Customizations, "ignore-fields")
@@ -153,6 +156,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			}
 			if err != nil {
 				d.Verdict, d.Annotation, d.Reason, d.InvalidReason = VerdictInvalid, annotations.IgnoreFields, err.Error(), invalidReason(err)
+				return d
+			}
+			if escalates(&d, obj, desired, annotations.IgnoreFields) {
 				return d
 			}
 		}
