@@ -194,7 +194,7 @@ func hcoLifecycleSpecs(ctx context.Context) {
 		}).Should(Equal(report.IdleHCOTerminating))
 		Expect(testutil.ToFloat64(metrics.Idle.WithLabelValues(string(report.IdleHCOTerminating)))).To(Equal(1.0))
 		// The fleet status says so, instead of the features it no longer manages.
-		Eventually(func() map[string]string { return statusData() }).Should(And(
+		Eventually(statusData).Should(And(
 			HaveKeyWithValue(fleetstatus.KeyAutopilot, fleetstatus.Idle),
 			HaveKeyWithValue(fleetstatus.KeyIdleReason, string(report.IdleHCOTerminating)),
 			HaveKeyWithValue(fleetstatus.KeyHealthy, "false"), Not(HaveKey("psi.state"))))
