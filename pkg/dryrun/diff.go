@@ -15,7 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/drift"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/impact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/objyaml"
@@ -50,18 +52,29 @@ type ObjectDiff struct {
 	// Deferred are fields left to their declared owners, which the diff
 	// does not change (platform.kubevirt.io/yield-to).
 	Deferred []engine.Deferral `json:"deferred,omitempty"`
+
+	// write is the change as the gate judges it.
+	write gate.Write
 }
 
 // Diff computes, with server-side dry-runs under the autopilot's field
 // manager, what a reconcile would change: applies of included assets,
 // removals of inactive opt-in assets, and tombstone deletions; a change
-// that reboots a pool outside the disruption window at now is marked
-// Staged, as the controller would hold it.
+// the gate stages at now (it reboots a pool and the disruption window is
+// closed) is marked Staged, as the controller would hold it. What each
+// change does to nodes is the gate's description of the write.
 func Diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext, ds []engine.Decision, tombs []tombstone.Tombstone, now time.Time) ([]ObjectDiff, error) {
 	out, err := diff(ctx, c, rc, ds, tombs)
+	// A gate of its own: no budget spent, no settle clock (a preview
+	// knows no history); the window is judged as the controller's is.
+	g := gate.New(gate.Config{Now: func() time.Time { return now }, SettlePeriod: -1})
 	for i := range out {
-		if out[i].Change != Unchanged {
-			out[i].Staged, _, _ = engine.Staging(rc, out[i].Disruption, now)
+		if out[i].Change == Unchanged {
+			continue
+		}
+		out[i].Disruption = out[i].write.Disruption
+		if v := g.Judge(rc, out[i].write); v.Outcome == engine.Staged {
+			out[i].Staged = v.Reason
 		}
 	}
 	return out, err
@@ -82,7 +95,9 @@ func diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 		case engine.RemovalCandidate(d, rc) != nil && d.Live != nil:
 			live := d.Live
 			if ok, why := guard.MayDelete(live); ok {
-				out = append(out, deletion(d.Asset.Name, live, "asset turned off: "+d.Reason))
+				od := deletion(d.Asset.Name, live, "asset turned off: "+d.Reason)
+				od.write = gate.ForRemoval(rc, gate.SwitchOff, d.Asset.Name, live, d.ReportOnly)
+				out = append(out, od)
 			} else {
 				out = append(out, ObjectDiff{Asset: d.Asset.Name, Object: engine.ObjectKey(live), Change: Unchanged, Reason: "asset turned off, object kept: " + why})
 			}
@@ -98,7 +113,9 @@ func diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 			continue
 		}
 		if ok, why := guard.MayDelete(live); ok {
-			out = append(out, deletion("", live, "tombstone "+t.Path))
+			od := deletion("", live, "tombstone "+t.Path)
+			od.write = gate.ForRemoval(rc, gate.Tombstone, "", live, false)
+			out = append(out, od)
 		} else {
 			out = append(out, ObjectDiff{Object: engine.ObjectKey(live), Change: Unchanged, Reason: "tombstone " + t.Path + " not applied: " + why})
 		}
@@ -128,8 +145,17 @@ func applyDiff(ctx context.Context, c client.Client, d *engine.Decision) (Object
 	default:
 		od.Change = Changed
 	}
-	if od.Change != Unchanged {
-		od.Disruption = engine.DisruptionOf(d)
+	switch od.Change {
+	case Created:
+		od.write = gate.ForDecision(d, gate.Create, []string{"(object absent)"}, nil)
+	case Changed:
+		fields := drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure)
+		if len(fields) == 0 {
+			// The server changes what the local verdict does not see:
+			// unknown, so read as reaching nodes.
+			fields = []string{"/spec"}
+		}
+		od.write = gate.ForDecision(d, gate.Correct, fields, nil)
 	}
 	return od, nil
 }
@@ -137,7 +163,7 @@ func applyDiff(ctx context.Context, c client.Client, d *engine.Decision) (Object
 func deletion(asset string, live *unstructured.Unstructured, reason string) ObjectDiff {
 	key := engine.ObjectKey(live)
 	return ObjectDiff{Asset: asset, Object: key, Change: Deleted, Reason: reason,
-		Diff: unifiedDiff("live/"+key, "/dev/null", toYAML(live), ""), Disruption: engine.ObjectDisruption(live)}
+		Diff: unifiedDiff("live/"+key, "/dev/null", toYAML(live), "")}
 }
 
 // toYAML renders an object for diffing, without what every write changes.
