@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -86,7 +85,7 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 		return res
 	}
 	s.markCreated(id) // it exists: should it vanish, re-creating it is a correction
-	diff := notDeferred(drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure), d.Deferred)
+	diff := engine.WithoutDeferred(drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure), d.Deferred)
 	if len(diff) == 0 {
 		return engine.Result{Outcome: engine.Unchanged}
 	}
@@ -285,20 +284,4 @@ func Delete(ctx context.Context, c client.Writer, g engine.Guard, live *unstruct
 		return false, "", err
 	}
 	return true, "", nil
-}
-
-// notDeferred drops from diff the fields left to their declared owners: a
-// share of one the autopilot still holds (which applying would release) is
-// not drift.
-func notDeferred(diff []string, deferred []engine.Deferral) []string {
-	if len(deferred) == 0 {
-		return diff
-	}
-	out := diff[:0:0]
-	for _, p := range diff {
-		if !slices.ContainsFunc(deferred, func(d engine.Deferral) bool { return p == d.Field || strings.HasPrefix(p, d.Field+"/") }) {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -40,6 +40,9 @@ func (p *pass) plan(rc *rendercontext.RenderContext) engine.Evaluation {
 	var unconverged string
 	for i := range walk.Golden {
 		res := p.step(&walk.Golden[i], rc)
+		if i != len(walk.Golden)-1 {
+			continue // only the golden config's own write makes the HCO in effect
+		}
 		if res.Object != nil && res.Object.GroupVersionKind() == rendercontext.HCOGVK {
 			effective = res.Object
 		}

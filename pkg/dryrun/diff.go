@@ -149,7 +149,7 @@ func applyDiff(ctx context.Context, c client.Client, d *engine.Decision) (Object
 	case Created:
 		od.write = gate.ForDecision(d, gate.Create, []string{"(object absent)"}, nil)
 	case Changed:
-		fields := drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure)
+		fields := engine.WithoutDeferred(drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure), d.Deferred)
 		if len(fields) == 0 {
 			// The server changes what the local verdict does not see:
 			// unknown, so read as reaching nodes.

@@ -15,6 +15,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -209,6 +210,23 @@ type Deferral struct {
 }
 
 func (d Deferral) String() string { return d.Field + " (" + strings.Join(d.Managers, ", ") + ")" }
+
+// WithoutDeferred drops from diff the fields left to their declared
+// owners: a share of one the autopilot still holds (which applying would
+// release) is not drift. The Syncer and the diff preview both read drift
+// through it.
+func WithoutDeferred(diff []string, deferred []Deferral) []string {
+	if len(deferred) == 0 {
+		return diff
+	}
+	out := diff[:0:0]
+	for _, p := range diff {
+		if !slices.ContainsFunc(deferred, func(d Deferral) bool { return p == d.Field || strings.HasPrefix(p, d.Field+"/") }) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // InvalidReason is a short, bounded code for an unusable annotation (a
 // metric label value).

@@ -45,7 +45,9 @@ func escalation(baseline, desired *unstructured.Unstructured, annotation string)
 	fields := writerChecked[baseline.GroupVersionKind().GroupKind()]
 	var changed []string
 	for _, f := range fields {
-		if !equality.Semantic.DeepEqual(baseline.Object[f], desired.Object[f]) {
+		// A field the customization leaves out is not sent (the mask
+		// releases a co-owned one): sending less grants nothing.
+		if v, sent := desired.Object[f]; sent && !equality.Semantic.DeepEqual(baseline.Object[f], v) {
 			changed = append(changed, f)
 		}
 	}

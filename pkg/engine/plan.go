@@ -42,22 +42,20 @@ type Walk struct {
 	unsure string
 	// split: the assets before it are the golden config's step.
 	split int
-	// Golden are the decisions of the first step, in catalog order.
+	// Golden are the decisions of the first step, in catalog order; the
+	// last is the golden config's (the HCO asset), when there is one.
 	Golden []Decision
 }
 
 // Begin starts a walk of cat against rc and evaluates the golden config.
 func (e *Evaluator) Begin(ctx context.Context, cat *catalog.Catalog, rc *rendercontext.RenderContext, live LiveReader) *Walk {
 	w := &Walk{e: e, ctx: ctx, cat: cat, rc: rc, live: live, act: ActivationOf(rc, cat), unsure: e.exclusionUnsure(cat, rc)}
-	w.split = len(cat.Assets)
+	// No golden config: everything renders from the HCO as it is.
 	for i := range cat.Assets {
 		if e.isHCOAsset(&cat.Assets[i]) {
 			w.split = i + 1
 			break
 		}
-	}
-	if w.split == len(cat.Assets) {
-		w.split = 0 // no golden config: everything renders from the HCO as it is
 	}
 	for i := 0; i < w.split; i++ {
 		w.Golden = append(w.Golden, w.decide(&cat.Assets[i], rc, ""))

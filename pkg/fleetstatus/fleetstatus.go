@@ -207,7 +207,10 @@ func (w *Writer) write(ctx context.Context, data map[string]string) (bool, error
 	if !differs(live, held, u) {
 		return false, nil
 	}
-	if undo := live != nil && w.said != nil && !differs(nil, w.said, u); undo && w.Budget != nil {
+	// Saying again what it said last is undoing someone else's change
+	// (an edit, or a deletion: a writer that keeps deleting it is no
+	// less a fight).
+	if undo := w.said != nil && !differs(nil, w.said, u); undo && w.Budget != nil {
 		if ok, wait := w.Budget(engine.Identity(u)); !ok {
 			return false, &PausedError{Wait: wait}
 		}

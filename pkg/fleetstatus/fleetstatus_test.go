@@ -201,3 +201,42 @@ func TestUndoingAnotherWriterIsBudgeted(t *testing.T) {
 		t.Fatalf("budget spent: %v %v", changed, err)
 	}
 }
+
+// A writer that keeps deleting the ConfigMap is a fight too: each
+// re-creation takes a token, and with none left nothing is written.
+func TestRecreatingIsBudgeted(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().Build()
+	tokens := 1
+	w := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1", Budget: func(string) (bool, time.Duration) {
+		if tokens == 0 {
+			return false, time.Minute
+		}
+		tokens--
+		return true, 0
+	}}
+	st := []features.Status{{Name: "psi", State: features.Active}}
+	if changed, err := w.Write(ctx, st); !changed || err != nil {
+		t.Fatalf("first write: %v %v", changed, err)
+	}
+	del := func() {
+		// Seen written first (the cache caught up), then deleted.
+		if changed, err := w.Write(ctx, st); changed || err != nil {
+			t.Fatalf("steady: %v %v", changed, err)
+		}
+		cm := &corev1.ConfigMap{}
+		cm.Namespace, cm.Name = "ns", Name
+		if err := c.Delete(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del()
+	if changed, err := w.Write(ctx, st); !changed || err != nil {
+		t.Fatalf("the first re-creation: %v %v", changed, err)
+	}
+	del()
+	var paused *PausedError
+	if changed, err := w.Write(ctx, st); changed || !errors.As(err, &paused) {
+		t.Fatalf("a deletion loop is budgeted: %v %v", changed, err)
+	}
+}
