@@ -49,7 +49,13 @@ func FactPrint(a *catalog.Asset, rc *rendercontext.RenderContext) (string, error
 		}
 		facts["reads"] = reads
 	}
-	b, err := json.Marshal(facts)
+	return shortHash(facts)
+}
+
+// shortHash is a short hash of v's JSON (maps in key order): the prints
+// stamped on objects.
+func shortHash(v any) (string, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return "", err
 	}
@@ -61,12 +67,8 @@ func FactPrint(a *catalog.Asset, rc *rendercontext.RenderContext) (string, error
 // template's output, before a person's patch and mask): what the facts
 // make of it, compared by the settle rule.
 func objectPrint(u *unstructured.Unstructured) string {
-	b, err := json.Marshal(u.Object)
-	if err != nil {
-		return ""
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
+	h, _ := shortHash(u.Object) // content decoded from JSON always encodes
+	return h
 }
 
 // SettlePrint is what the settle rule judges d's write by: the facts its

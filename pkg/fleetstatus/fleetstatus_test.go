@@ -165,14 +165,7 @@ func TestIdleReasonChangeIsWritten(t *testing.T) {
 func TestUndoingAnotherWriterIsBudgeted(t *testing.T) {
 	ctx := context.Background()
 	c := fake.NewClientBuilder().Build()
-	tokens := 1
-	w := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1", Budget: func(string) (bool, time.Duration) {
-		if tokens == 0 {
-			return false, time.Minute
-		}
-		tokens--
-		return true, 0
-	}}
+	w := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1", Budget: tokens(1)}
 	st := []features.Status{{Name: "psi", State: features.Active}}
 	if changed, err := w.Write(ctx, st); !changed || err != nil {
 		t.Fatalf("first write: %v %v", changed, err)
@@ -207,14 +200,7 @@ func TestUndoingAnotherWriterIsBudgeted(t *testing.T) {
 func TestRecreatingIsBudgeted(t *testing.T) {
 	ctx := context.Background()
 	c := fake.NewClientBuilder().Build()
-	tokens := 1
-	w := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1", Budget: func(string) (bool, time.Duration) {
-		if tokens == 0 {
-			return false, time.Minute
-		}
-		tokens--
-		return true, 0
-	}}
+	w := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1", Budget: tokens(1)}
 	st := []features.Status{{Name: "psi", State: features.Active}}
 	if changed, err := w.Write(ctx, st); !changed || err != nil {
 		t.Fatalf("first write: %v %v", changed, err)
@@ -238,5 +224,17 @@ func TestRecreatingIsBudgeted(t *testing.T) {
 	var paused *PausedError
 	if changed, err := w.Write(ctx, st); changed || !errors.As(err, &paused) {
 		t.Fatalf("a deletion loop is budgeted: %v %v", changed, err)
+	}
+}
+
+// tokens is a write budget of n tokens that never refill (a minute's wait
+// once spent).
+func tokens(n int) func(string) (bool, time.Duration) {
+	return func(string) (bool, time.Duration) {
+		if n == 0 {
+			return false, time.Minute
+		}
+		n--
+		return true, 0
 	}
 }

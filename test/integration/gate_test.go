@@ -62,18 +62,7 @@ func gateSpecs(ctx context.Context) {
 		Eventually(outcomeOf("pci-passthrough")).Should(Equal(engine.Unchanged))
 		uid := get(mcGVK, "", pciMC).GetUID()
 
-		// A daily window two hours from now: closed.
-		opensAt := time.Now().UTC().Add(2 * time.Hour).Truncate(time.Minute)
-		window := fmt.Sprintf("daily %s-%s UTC", opensAt.Format("15:04"), opensAt.Add(time.Hour).Format("15:04"))
-		reconciledAt(update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
-			setAnnotation(u, annotations.DisruptionWindow, window)
-		}))
-		DeferCleanup(func() {
-			clockShift.Store(0)
-			update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
-				setAnnotation(u, annotations.DisruptionWindow, "")
-			})
-		})
+		opensAt := closedWindow("admin") // a daily window two hours from now: closed
 		mark := requests.mark()
 		// The admin turns the feature off: its MachineConfig goes, but a
 		// deletion reboots the pool like any write.

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -287,4 +288,22 @@ func appliedAt(name string) time.Time {
 // mcWrites counts the autopilot's corrective writes to MachineConfig name.
 func mcWrites(name string) float64 {
 	return testutil.ToFloat64(metrics.CorrectiveWrites.WithLabelValues("MachineConfig", "", name))
+}
+
+// closedWindow sets, as manager, a daily disruption window that opens two
+// hours from now (UTC), waits for a reconcile that saw it, and removes it
+// (and any clock shift) when the spec ends; it returns when it opens.
+func closedWindow(manager string) time.Time {
+	opensAt := time.Now().UTC().Add(2 * time.Hour).Truncate(time.Minute)
+	window := fmt.Sprintf("daily %s-%s UTC", opensAt.Format("15:04"), opensAt.Add(time.Hour).Format("15:04"))
+	reconciledAt(update(hcoGVK, hcoNamespace, hcoName, manager, func(u *unstructured.Unstructured) {
+		setAnnotation(u, annotations.DisruptionWindow, window)
+	}))
+	DeferCleanup(func() {
+		clockShift.Store(0)
+		update(hcoGVK, hcoNamespace, hcoName, manager, func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.DisruptionWindow, "")
+		})
+	})
+	return opensAt
 }

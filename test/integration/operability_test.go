@@ -368,18 +368,7 @@ func operabilitySpecs(ctx context.Context) {
 		})
 		Eventually(workers).Should(Equal(workersBefore + 1))
 		untilSettled()
-		// A daily window two hours from now (UTC): closed now.
-		opensAt := time.Now().UTC().Add(2 * time.Hour).Truncate(time.Minute)
-		window := fmt.Sprintf("daily %s-%s UTC", opensAt.Format("15:04"), opensAt.Add(time.Hour).Format("15:04"))
-		reconciledAt(update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
-			setAnnotation(u, annotations.DisruptionWindow, window)
-		}))
-		DeferCleanup(func() {
-			clockShift.Store(0)
-			update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
-				setAnnotation(u, annotations.DisruptionWindow, "")
-			})
-		})
+		opensAt := closedWindow("kubectl-edit") // a daily window two hours from now: closed
 		reconciledAt(poke())
 		Expect(outcomeOf("psi-enable")()).To(Equal(engine.Unchanged), "nothing due: nothing staged")
 
