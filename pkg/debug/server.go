@@ -18,6 +18,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/redact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
 )
@@ -159,7 +160,7 @@ func view(d *engine.Decision, last report.Snapshot) AssetView {
 		v.Object = engine.ObjectKey(t)
 	}
 	if d.Desired != nil {
-		v.Desired = preview.Redact(d.Desired).Object
+		v.Desired = redact.Object(d.Desired).Object
 	}
 	if st, ok := last.Asset(d.Asset.Name); ok {
 		v.Last = &LastView{Outcome: st.Outcome, Reason: st.Reason, Since: st.Changed, Drift: st.Drift, Opponents: st.Opponents}

@@ -21,7 +21,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/impact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/objyaml"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/redact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
@@ -182,7 +182,7 @@ func toYAML2(a, b *unstructured.Unstructured) (string, string) {
 }
 
 func forDiff(u *unstructured.Unstructured) map[string]any {
-	c := preview.Redact(u).DeepCopy()
+	c := redact.Object(u).DeepCopy()
 	for _, f := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"} {
 		unstructured.RemoveNestedField(c.Object, "metadata", f)
 	}

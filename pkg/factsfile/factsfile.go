@@ -28,7 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/redact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
@@ -234,7 +234,7 @@ func (w *writer) add(objs ...*unstructured.Unstructured) {
 			continue
 		}
 		w.seen[k] = true
-		w.items = append(w.items, mark(preview.Redact(u)))
+		w.items = append(w.items, mark(redact.Object(u)))
 	}
 }
 

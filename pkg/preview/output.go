@@ -7,9 +7,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/objyaml"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/redact"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
@@ -57,7 +57,7 @@ func Entries(ds []engine.Decision, all bool) []Entry {
 		}
 		e := Entry{Asset: d.Asset.Name, Status: Status(d.Verdict), Outcome: d.Verdict, Reason: d.Reason}
 		if d.Desired != nil {
-			e.Object = Redact(d.Desired).Object
+			e.Object = redact.Object(d.Desired).Object
 		}
 		out = append(out, e)
 	}
@@ -122,29 +122,6 @@ func WriteStatus(w io.Writer, ds []engine.Decision) error {
 	}
 	_, err := fmt.Fprintf(w, "\nSummary: %d assets: %s\n", len(ds), strings.Join(parts, ", "))
 	return err
-}
-
-// Redact blanks Secret data: previews and debug output never show it.
-func Redact(u *unstructured.Unstructured) *unstructured.Unstructured {
-	if u == nil || u.GetKind() != "Secret" {
-		return u
-	}
-	c := u.DeepCopy()
-	// kubectl apply keeps the whole object, data included, here.
-	if ann := c.GetAnnotations(); ann != nil {
-		if _, ok := ann["kubectl.kubernetes.io/last-applied-configuration"]; ok {
-			delete(ann, "kubectl.kubernetes.io/last-applied-configuration")
-			c.SetAnnotations(ann)
-		}
-	}
-	for _, f := range []string{"data", "stringData"} {
-		if m, ok := c.Object[f].(map[string]any); ok {
-			for k := range m {
-				m[k] = "REDACTED"
-			}
-		}
-	}
-	return c
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }

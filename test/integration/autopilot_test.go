@@ -364,6 +364,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	featureSpecs(ctx)
 	fleetSpecs(ctx)
 	factsSpecs(ctx)
+	credentialSpecs(ctx)
 	hcoLifecycleSpecs(ctx)
 	lateHCOSpecs(ctx)
 	pacingSpecs(ctx)

@@ -52,20 +52,7 @@ func factsSpecs(ctx context.Context) {
 		requireVendorCRDs()
 		untilSettled()
 
-		// The operand images, as the controller's pod sees them: a render
-		// reads them from the autopilot's Deployment.
-		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: "virt-platform-autopilot"}}
-		dep.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "autopilot"}}
-		dep.Spec.Template.Labels = map[string]string{"app": "autopilot"}
-		var env []corev1.EnvVar
-		for _, kv := range os.Environ() {
-			if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, catalog.ImagePrefix) {
-				env = append(env, corev1.EnvVar{Name: k, Value: v})
-			}
-		}
-		dep.Spec.Template.Spec.Containers = []corev1.Container{{Name: "manager", Image: "autopilot", Env: env}}
-		Expect(k8s.Create(ctx, dep)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, dep))).To(Succeed()) })
+		autopilotDeployment(ctx)
 
 		// A customization only a live object holds: without the objects
 		// the evaluation read, an offline render could not know it.
@@ -150,4 +137,22 @@ func factsSpecs(ctx context.Context) {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(raw)).To(ContainSubstring(`live-only`))
 	})
+}
+
+// autopilotDeployment creates the autopilot's Deployment for the spec:
+// the operand images, as the controller's pod sees them (a render reads
+// them from it).
+func autopilotDeployment(ctx context.Context) {
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: "virt-platform-autopilot"}}
+	dep.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "autopilot"}}
+	dep.Spec.Template.Labels = map[string]string{"app": "autopilot"}
+	var env []corev1.EnvVar
+	for _, kv := range os.Environ() {
+		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, catalog.ImagePrefix) {
+			env = append(env, corev1.EnvVar{Name: k, Value: v})
+		}
+	}
+	dep.Spec.Template.Spec.Containers = []corev1.Container{{Name: "manager", Image: "autopilot", Env: env}}
+	Expect(k8s.Create(ctx, dep)).To(Succeed())
+	DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, dep))).To(Succeed()) })
 }
