@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -24,19 +26,41 @@ import (
 var errDiffNeedsCluster = errors.New("--output diff compares with a live cluster: use --kubeconfig")
 
 // factsSource is render's Source for --facts-file: the cluster as a facts
-// file recorded it.
-type factsSource string
+// file recorded it, verified with the key in keyFile when one is given.
+type factsSource struct{ path, keyFile string }
 
 func (p factsSource) Read(_ context.Context, cat *catalog.Catalog) (Input, error) {
-	objs, err := preview.ReadObjects(string(p))
+	key, err := readFactsKey(p.keyFile)
+	if err != nil {
+		return Input{}, err
+	}
+	objs, err := preview.ReadObjects(p.path)
 	if err != nil {
 		return Input{}, fmt.Errorf("--facts-file: %w", err)
 	}
-	in, err := factsInput(objs, cat)
+	in, err := factsInput(objs, cat, key)
 	if err != nil {
-		return Input{}, fmt.Errorf("--facts-file %s: %w", p, err)
+		return Input{}, fmt.Errorf("--facts-file %s: %w", p.path, err)
 	}
 	return in, nil
+}
+
+// readFactsKey reads the key of --facts-key (none: nil). Surrounding
+// whitespace is not part of it (a key written by 'openssl rand -base64
+// 32 > key' ends with a newline).
+func readFactsKey(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--facts-key: %w", err)
+	}
+	key := bytes.TrimSpace(raw)
+	if len(key) < factsfile.MinKeyBytes {
+		return nil, fmt.Errorf("--facts-key %s: %d bytes; a key is at least %d random bytes ('openssl rand -base64 32')", path, len(key), factsfile.MinKeyBytes)
+	}
+	return key, nil
 }
 
 func (factsSource) Diff(context.Context, *rendercontext.RenderContext, []engine.Decision, bool, io.Writer) error {
@@ -45,10 +69,24 @@ func (factsSource) Diff(context.Context, *rendercontext.RenderContext, []engine.
 
 // factsInput reads facts back from a facts file's objects (render
 // --facts-file, the KRM function).
-func factsInput(objs []*unstructured.Unstructured, cat *catalog.Catalog) (Input, error) {
+//
+// A file is data with an author. Verified with key, it is taken as the
+// cluster's. Otherwise its author is trusted as an editor of the HCO
+// (whose inputs choose only what the catalog ships), never as the author
+// of what is applied: an object carrying a patch or ignore-fields, whose
+// content the render copies into its output, is refused.
+func factsInput(objs []*unstructured.Unstructured, cat *catalog.Catalog, key []byte) (Input, error) {
+	if key != nil {
+		if err := factsfile.Verify(objs, key); err != nil {
+			return Input{}, fmt.Errorf("%w: refused (sign it with 'render --output facts --facts-key' and the same key)", err)
+		}
+	}
 	s, err := factsfile.Decode(objs)
 	if err != nil {
 		return Input{}, err
+	}
+	if c := s.Customizations(); key == nil && len(c) > 0 {
+		return Input{}, fmt.Errorf("%s: a facts file not verified with --facts-key may not carry these customizations, whose content the render copies into what it outputs (the file's author would choose it); write the facts with 'render --output facts --facts-key KEY' and render them with the same key", strings.Join(c, ", "))
 	}
 	in := Input{Facts: s.Facts, Live: s.Reader()}
 	ver, _ := Version()
@@ -103,7 +141,11 @@ func unlisted(f *rendercontext.Facts, err error) {
 
 // writeFacts writes what was read as a facts file; nothing when a fact
 // could not be read (the file would record a guess as the cluster's).
-func writeFacts(w io.Writer, cat *catalog.Catalog, in Input, reads *recorder) error {
+func writeFacts(w io.Writer, cat *catalog.Catalog, in Input, reads *recorder, keyFile string) error {
+	key, err := readFactsKey(keyFile)
+	if err != nil {
+		return err
+	}
 	live, err := reads.objects()
 	if err != nil {
 		return err
@@ -115,6 +157,11 @@ func writeFacts(w io.Writer, cat *catalog.Catalog, in Input, reads *recorder) er
 	list, err := factsfile.Encode(factsfile.Snapshot{Facts: in.Facts, Live: live, Absent: reads.absentKeys(), Version: ver}, rendercontext.SchemasKept(cat))
 	if err != nil {
 		return err
+	}
+	if key != nil {
+		if err := factsfile.Sign(list, key); err != nil {
+			return err
+		}
 	}
 	y, err := objyaml.Marshal(list.UnstructuredContent())
 	if err != nil {

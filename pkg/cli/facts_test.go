@@ -76,6 +76,8 @@ func TestFactsFileRendersAsItsSources(t *testing.T) {
 	dir := t.TempDir()
 	nodes := write(t, dir, "nodes.yaml", nodesYAML)
 	crds := write(t, dir, "kd.yaml", descheduler417)
+	// Signed: the variants carry patches, which only a verified file may.
+	key := write(t, dir, "key", testKey)
 	for seed := range int64(40) {
 		r := rand.New(rand.NewSource(seed))
 		hco := write(t, dir, "hco.yaml", hcoVariant(t, r))
@@ -83,7 +85,7 @@ func TestFactsFileRendersAsItsSources(t *testing.T) {
 		if r.Intn(2) == 0 {
 			sources = append(sources, "--crds", crds)
 		}
-		facts, stderr, code := renderOut(append(sources, "-o", "facts")...)
+		facts, stderr, code := renderOut(append(sources, "-o", "facts", "--facts-key", key)...)
 		if code != ExitOK && code != ExitInvalid {
 			t.Fatalf("seed %d: facts: exit %d\n%s", seed, code, stderr)
 		}
@@ -93,13 +95,13 @@ func TestFactsFileRendersAsItsSources(t *testing.T) {
 		}
 		for _, output := range [][]string{{"-o", "yaml"}, {"-o", "json", "--show-excluded"}, {"-o", "status"}, {"-o", "features"}, {"-o", "yaml", "--activation", "true"}} {
 			wantOut, wantErr, wantCode := renderOut(append(sources, output...)...)
-			gotOut, gotErr, gotCode := renderOut(append([]string{"--facts-file", factsFile}, output...)...)
+			gotOut, gotErr, gotCode := renderOut(append([]string{"--facts-file", factsFile, "--facts-key", key}, output...)...)
 			if gotOut != wantOut || gotErr != wantErr || gotCode != wantCode {
 				t.Fatalf("seed %d %v: from the facts file (exit %d):\n%s\n%s\nfrom its sources (exit %d):\n%s\n%s", seed, output, gotCode, gotOut, gotErr, wantCode, wantOut, wantErr)
 			}
 		}
 		// Written again from itself, a facts file is the same file.
-		again, _, _ := renderOut("--facts-file", factsFile, "-o", "facts")
+		again, _, _ := renderOut("--facts-file", factsFile, "--facts-key", key, "-o", "facts")
 		if again != facts {
 			t.Fatalf("seed %d: a facts file read and written again changed", seed)
 		}
@@ -111,12 +113,13 @@ func TestFactsFileRendersAsItsSources(t *testing.T) {
 func TestFnRendersAsFactsFile(t *testing.T) {
 	dir := t.TempDir()
 	nodes := write(t, dir, "nodes.yaml", nodesYAML)
+	key := write(t, dir, "key", testKey)
 	for seed := range int64(20) {
 		r := rand.New(rand.NewSource(seed))
 		hco := write(t, dir, "hco.yaml", hcoVariant(t, r))
-		facts, stderr, _ := renderOut("--hco-file", hco, "--nodes-file", nodes, "-o", "facts")
+		facts, stderr, _ := renderOut("--hco-file", hco, "--nodes-file", nodes, "-o", "facts", "--facts-key", key)
 		factsFile := write(t, dir, "facts.yaml", facts)
-		wantJSON, wantErr, wantCode := renderOut("--facts-file", factsFile, "-o", "json")
+		wantJSON, wantErr, wantCode := renderOut("--facts-file", factsFile, "--facts-key", key, "-o", "json")
 		var entries []preview.Entry
 		if err := json.Unmarshal([]byte(wantJSON), &entries); err != nil {
 			t.Fatalf("seed %d: %v\n%s", seed, err, stderr)
@@ -133,7 +136,7 @@ func TestFnRendersAsFactsFile(t *testing.T) {
 		}
 		rl, _ := json.Marshal(map[string]any{"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": rlItems,
 			"functionConfig": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "fn"}}})
-		out, bad, err := runFn(rl)
+		out, bad, err := runFn(rl, key)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -214,12 +217,12 @@ func TestFnRefuses(t *testing.T) {
 		"no facts header":                     rl(nil, nil),
 		"not a ResourceList":                  []byte(`{"apiVersion":"v1","kind":"List","items":[]}`),
 	} {
-		if _, _, err := runFn(in); err == nil || !strings.Contains(err.Error(), want) {
+		if _, _, err := runFn(in, ""); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v", want, err)
 		}
 	}
 	// Chosen assets only, evaluated as if switched on.
-	out, _, err := runFn(rl(factsItems, cm(map[string]any{"asset": "swap-enable", "activation": "false"})))
+	out, _, err := runFn(rl(factsItems, cm(map[string]any{"asset": "swap-enable", "activation": "false"})), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,5 +326,80 @@ func TestFactsOfPausedClusterPreviewSwitchingOn(t *testing.T) {
 	out, errOut, code := renderOut("--facts-file", factsFile, "--activation", "true", "--asset", "swap-enable", "-o", "status")
 	if code != ExitOK || !strings.Contains(out, "UNMANAGED") {
 		t.Fatalf("switched on, the swap MachineConfig's own mode applies (exit %d):\n%s\n%s", code, out, errOut)
+	}
+}
+
+// testKey is a facts key: 32 random bytes, base64 as openssl writes them.
+const testKey = "q3Vb0lY9u0o8Jd2vXbq3l1M7m8Fz0kq2Yt1wP9sE4nA=\n"
+
+// A facts file is data with an author: unverified, it may describe the
+// cluster but not carry a patch or ignore-fields (whose content a render
+// copies into its output); verified, it is refused when changed after it
+// was signed or signed with another key.
+func TestFactsFileAuthor(t *testing.T) {
+	dir := t.TempDir()
+	key := write(t, dir, "key", testKey)
+	other := write(t, dir, "other", "another-key-of-at-least-thirty-two-bytes")
+	short := write(t, dir, "short", "too-short")
+	plain := write(t, dir, "hco.yaml", hcoYAML)
+
+	unsigned, _, code := renderOut("--hco-file", plain, "-o", "facts")
+	if code != ExitOK {
+		t.Fatalf("facts: exit %d", code)
+	}
+	signed, _, code := renderOut("--hco-file", plain, "-o", "facts", "--facts-key", key)
+	if code != ExitOK || !strings.Contains(signed, factsfile.Signature) {
+		t.Fatalf("signed facts: exit %d, signature missing", code)
+	}
+	// The author adds a patch to the HCO as the file holds it, and
+	// recomputes the object's mark (an unkeyed digest anyone can).
+	customized := func(facts string) string {
+		objs, err := preview.ReadObjects(write(t, dir, "in.yaml", facts))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var items []unstructured.Unstructured
+		for _, u := range objs {
+			if u.GetKind() == "HyperConverged" {
+				ann := u.GetAnnotations()
+				ann["platform.kubevirt.io/patch"] = `[{"op":"add","path":"/metadata/labels/author","value":"me"}]`
+				delete(ann, factsfile.Marker)
+				u.SetAnnotations(ann)
+			}
+			items = append(items, *u)
+		}
+		list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}, Items: items}
+		b, err := yaml.Marshal(list.UnstructuredContent())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	for _, c := range []struct {
+		name, facts string
+		args        []string
+		refused     string // "" accepted
+	}{
+		{"unsigned, no customization", unsigned, nil, ""},
+		{"signed, verified", signed, []string{"--facts-key", key}, ""},
+		{"signed, read without the key", signed, nil, ""},
+		{"unsigned with a patch", customized(unsigned), nil, "may not carry these customizations"},
+		{"signed, then a patch added", customized(signed), []string{"--facts-key", key}, "does not match the key"},
+		{"signed, then a patch added, read without the key", customized(signed), nil, "may not carry these customizations"},
+		{"signed with another key", signed, []string{"--facts-key", other}, "does not match the key"},
+		{"unsigned, read with a key", unsigned, []string{"--facts-key", key}, "not signed"},
+		{"a short key", signed, []string{"--facts-key", short}, "at least 32"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := write(t, dir, "facts.yaml", c.facts)
+			out, stderr, code := renderOut(append([]string{"--facts-file", f, "-o", "yaml"}, c.args...)...)
+			switch {
+			case c.refused == "" && code != ExitOK:
+				t.Fatalf("refused (exit %d): %s", code, stderr)
+			case c.refused != "" && (code != ExitError || !strings.Contains(stderr, c.refused) || out != ""):
+				t.Fatalf("want refused with %q and nothing written, got exit %d, stdout %d bytes: %s", c.refused, code, len(out), stderr)
+			}
+		})
 	}
 }

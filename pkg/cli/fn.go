@@ -48,7 +48,8 @@ func newFnCommand() *cobra.Command {
 	for _, k := range fnKeys() {
 		keys = append(keys, "  "+k+": "+fnConfigKeys[k])
 	}
-	return &cobra.Command{
+	var keyFile string
+	cmd := &cobra.Command{
 		Use:   "fn",
 		Short: "Run render as a KRM function: a cluster's facts in (ResourceList on stdin), the objects out",
 		Long: `Run render as a KRM function (for example a kustomize exec transformer).
@@ -77,7 +78,7 @@ functionConfig: an optional ConfigMap whose data may hold
       config.kubernetes.io/function: |
         exec:
           path: /usr/local/bin/` + Name + `
-          args: [fn]
+          args: [fn]   # [fn, --facts-key, /path/to/key] for a signed facts file
 
   kustomize build --enable-alpha-plugins --enable-exec .`,
 		Args: cobra.NoArgs,
@@ -86,7 +87,7 @@ functionConfig: an optional ConfigMap whose data may hold
 			if err != nil {
 				return &exitError{ExitError, err}
 			}
-			out, bad, err := runFn(in)
+			out, bad, err := runFn(in, keyFile)
 			if err != nil {
 				return &exitError{ExitError, err}
 			}
@@ -99,11 +100,13 @@ functionConfig: an optional ConfigMap whose data may hold
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&keyFile, "facts-key", "", "a file holding the key that verifies the facts file (as render --facts-key); without it the facts may not carry patch or ignore-fields annotations")
+	return cmd
 }
 
 // runFn turns a ResourceList of facts into one of rendered objects; bad
 // lists the assets left alone for an annotation not understood.
-func runFn(raw []byte) (out []byte, bad []string, err error) {
+func runFn(raw []byte, keyFile string) (out []byte, bad []string, err error) {
 	rl, err := decodeResourceList(raw)
 	if err != nil {
 		return nil, nil, err
@@ -131,7 +134,11 @@ func runFn(raw []byte) (out []byte, bad []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := factsInput(facts, cat)
+	key, err := readFactsKey(keyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err := factsInput(facts, cat, key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the items hold no usable facts file: %w", err)
 	}

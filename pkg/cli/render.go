@@ -28,6 +28,8 @@ func Render(args []string, stdout, stderr io.Writer) int {
 
 type renderOptions struct {
 	hcoFile, nodesFile, objectsFile, factsFile, kubeconfig, namespace, output string
+	// factsKey is the file of the key that signs and verifies facts files.
+	factsKey string
 	// deployment is the autopilot's Deployment, namespace/name (live).
 	deployment string
 	// activation, when set, stands in for the HCO's platform.kubevirt.io/autopilot.
@@ -81,7 +83,7 @@ invalid decisions are named on stderr).`,
 			case o.hcoFile != "":
 				src = files(o)
 			case o.factsFile != "":
-				src = factsSource(o.factsFile)
+				src = factsSource{path: o.factsFile, keyFile: o.factsKey}
 			case cl.Source == nil:
 				return delegate(cl, args)
 			default:
@@ -99,6 +101,7 @@ invalid decisions are named on stderr).`,
 	f.StringSliceVar(&o.crds, "crds", nil, "offline: CRD file or folder (repeatable); without it every kind counts as installed")
 	f.StringVar(&o.objectsFile, "objects-file", "", "offline: StorageProfiles, StorageClasses, the Infrastructure and objects assets read (a List or YAML documents); without it they are absent")
 	f.StringVar(&o.factsFile, "facts-file", "", "render offline from a cluster's facts (written by --output facts), exactly as the controller would on it")
+	f.StringVar(&o.factsKey, "facts-key", "", "a file holding the key (at least 32 random bytes) that signs --output facts and verifies --facts-file; a facts file not verified by it may not carry patch or ignore-fields annotations")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "read the HCO and cluster facts from this cluster (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)")
 	f.StringVarP(&o.namespace, "namespace", "n", "openshift-cnv", "live: namespace of the HyperConverged object")
 	f.StringVar(&o.deployment, "autopilot-deployment", DefaultDeployment, "live: the autopilot's Deployment (namespace/name), whose RELATED_IMAGE_* environment names the operand images")
@@ -167,6 +170,9 @@ func (o *renderOptions) validate(f *pflag.FlagSet) error {
 				return &exitError{ExitError, fmt.Errorf("--%s is an offline fact: use it with --hco-file (a cluster supplies its own)", offline)}
 			}
 		}
+	}
+	if o.factsKey != "" && o.factsFile == "" && o.output != "facts" {
+		return &exitError{ExitError, fmt.Errorf("--facts-key signs --output facts and verifies --facts-file: give it with one of them")}
 	}
 	if o.output == "facts" && (len(o.assets) > 0 || o.showExcluded || o.activation != nil) {
 		return &exitError{ExitError, fmt.Errorf("--output facts records the cluster as it is, for every asset: --asset, --show-excluded and --activation do not apply (give them to the render from the facts)")}
@@ -276,7 +282,7 @@ func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 	var werr error
 	switch o.output {
 	case "facts":
-		werr = writeFacts(stdout, cat, e.in, e.reads)
+		werr = writeFacts(stdout, cat, e.in, e.reads, o.factsKey)
 	case "features":
 		werr = features.WriteTable(stdout, features.Of(cat, rc, ds, nil))
 	case "status":

@@ -581,7 +581,7 @@ func withoutRuntimeAnnotations(u *unstructured.Unstructured) *unstructured.Unstr
 
 func runtimeAnnotation(k string) bool {
 	switch k {
-	case Marker, LocalConfig, "config.kubernetes.io/index", "config.kubernetes.io/path", "config.kubernetes.io/id", "config.k8s.io/id",
+	case Marker, Signature, LocalConfig, "config.kubernetes.io/index", "config.kubernetes.io/path", "config.kubernetes.io/id", "config.k8s.io/id",
 		"config.kubernetes.io/origin", "alpha.config.kubernetes.io/transformations", "kustomize.config.k8s.io/id":
 		return true
 	}

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
@@ -93,20 +94,23 @@ func factsSpecs(ctx context.Context) {
 		}).Should(Equal("live-only"))
 
 		dir := GinkgoT().TempDir()
-		kubeconfig, factsPath := writeKubeconfig(dir), filepath.Join(dir, "cluster.facts.yaml")
+		kubeconfig, factsPath, key := writeKubeconfig(dir), filepath.Join(dir, "cluster.facts.yaml"), filepath.Join(dir, "facts.key")
+		Expect(os.WriteFile(key, []byte(rand.String(40)), 0o600)).To(Succeed())
 		// Equal at a quiet moment: the facts and the controller's caches
 		// are read one after the other.
 		Eventually(func(g Gomega) {
 			var facts, errOut bytes.Buffer
 			g.Expect(cluster.Render([]string{"--kubeconfig", kubeconfig, "--namespace", hcoNamespace,
-				"--autopilot-deployment", operatorNamespace + "/virt-platform-autopilot", "-o", "facts"}, &facts, &errOut)).To(Equal(0), errOut.String())
+				"--autopilot-deployment", operatorNamespace + "/virt-platform-autopilot", "-o", "facts", "--facts-key", key}, &facts, &errOut)).To(Equal(0), errOut.String())
 			g.Expect(os.WriteFile(factsPath, facts.Bytes(), 0o600)).To(Succeed())
 
 			// Offline, as an admin or a pipeline runs it: the offline binary's
 			// command line, no cluster.
 			var out bytes.Buffer
 			errOut.Reset()
-			g.Expect(cli.Render([]string{"--facts-file", factsPath, "-o", "json", "--show-excluded"}, &out, &errOut)).To(BeElementOf(0, cli.ExitInvalid), errOut.String())
+			// Signed: it carries a customization, which only a verified
+			// file may.
+			g.Expect(cli.Render([]string{"--facts-file", factsPath, "--facts-key", key, "-o", "json", "--show-excluded"}, &out, &errOut)).To(BeElementOf(0, cli.ExitInvalid), errOut.String())
 			var offline []any
 			g.Expect(json.Unmarshal(out.Bytes(), &offline)).To(Succeed())
 
@@ -123,6 +127,18 @@ func factsSpecs(ctx context.Context) {
 			}
 			g.Expect(warnings(errOut.String())).To(Equal(want), "the HCO inputs reported")
 		}).Should(Succeed())
+
+		// Unsigned, the same facts carry the live object's patch: a render
+		// from them is refused, the file's author could have written it.
+		var unsigned, unsignedErr, out bytes.Buffer
+		Expect(cluster.Render([]string{"--kubeconfig", kubeconfig, "--namespace", hcoNamespace,
+			"--autopilot-deployment", operatorNamespace + "/virt-platform-autopilot", "-o", "facts"}, &unsigned, &unsignedErr)).To(Equal(0), unsignedErr.String())
+		unsignedPath := filepath.Join(dir, "unsigned.facts.yaml")
+		Expect(os.WriteFile(unsignedPath, unsigned.Bytes(), 0o600)).To(Succeed())
+		unsignedErr.Reset()
+		Expect(cli.Render([]string{"--facts-file", unsignedPath, "-o", "json"}, &out, &unsignedErr)).To(Equal(cli.ExitError))
+		Expect(out.String()).To(BeEmpty())
+		Expect(unsignedErr.String()).To(And(ContainSubstring(name), ContainSubstring(annotations.Patch), ContainSubstring("--facts-key")))
 
 		// A fact it cannot read (the operand images, without the autopilot's
 		// Deployment) writes no file: it would record a guess.
