@@ -7,7 +7,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-
 	"github.com/kubevirt/virt-platform-autopilot/pkg/objyaml"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/redact"
 

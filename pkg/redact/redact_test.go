@@ -31,7 +31,7 @@ func TestCredentialsNeverLeave(t *testing.T) {
 			spec: {template: {spec: {nodeparameters: {--password: {worker-0: secret-plant, worker-1: secret-plant}}}}}}`,
 		"far":           `{apiVersion: fence-agents-remediation.medik8s.io/v1alpha1, kind: FenceAgentsRemediation, metadata: {name: worker-0}, spec: {sharedparameters: {--password: secret-plant}}}`,
 		"storage class": `{apiVersion: storage.k8s.io/v1, kind: StorageClass, metadata: {name: g}, provisioner: kubernetes.io/glusterfs, parameters: {restuser: admin, restuserkey: secret-plant}}`,
-		"last applied": `{apiVersion: v1, kind: Node, metadata: {name: n, annotations: {kubectl.kubernetes.io/last-applied-configuration: '{"password":"secret-plant"}'}}}`,
+		"last applied":  `{apiVersion: v1, kind: Node, metadata: {name: n, annotations: {kubectl.kubernetes.io/last-applied-configuration: '{"password":"secret-plant"}'}}}`,
 		"url userinfo": `{apiVersion: observability.openshift.io/v1, kind: ClusterLogForwarder, metadata: {name: l},
 			spec: {outputs: [{name: o, http: {url: "https://user:secret-plant@logs.example.com/x"}}]}}`,
 	} {
