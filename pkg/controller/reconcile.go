@@ -103,6 +103,7 @@ func (r *Reconciler) finish(ctx context.Context, hcoRV string, want map[schema.G
 	} else {
 		r.gate.Succeeded("watches")
 	}
+	r.judgeAdmission(ctx)
 	r.report.Reconciled(err, hcoRV)
 	if retry > 0 {
 		return reconcile.Result{RequeueAfter: retry + time.Second}, nil

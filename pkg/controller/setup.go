@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/admission"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/apply"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/clusterread"
@@ -91,6 +92,8 @@ type Reconciler struct {
 	// kinds is the kind each asset manages (watched while it is paused or
 	// backing off).
 	kinds map[string]schema.GroupVersionKind
+	// admission is the state of the policy bounding its own writes.
+	admission admissionView
 }
 
 // Setup registers the reconciler with mgr, whose cache must have been built
@@ -116,6 +119,8 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		// by anyone else wakes a reconcile that undoes it.
 		objects = append(objects, rendercontext.ObjectKey{GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespace: opts.StatusNamespace, Name: fleetstatus.Name})
 	}
+	// The admission policy bounding its writes, watched by name.
+	objects = append(objects, admission.Keys()...)
 	reader, err := clusterread.New(mgr, clusterread.Options{Namespace: opts.Namespace, Catalog: opts.Catalog,
 		Kinds: kindList(kinds), SyncTimeout: opts.SyncTimeout, Structures: opts.Structures, Objects: objects})
 	if err != nil {

@@ -28,6 +28,8 @@ func (r *Reconciler) Snapshot() report.Snapshot {
 	s.Health.Unsynced = r.reader.Unsynced()
 	s.Health.Watched = r.reader.WatchedKinds()
 	s.Health.Throttled = r.gate.Throttled()
+	state, reason := r.admissionState()
+	s.Health.AdmissionPolicy, s.Health.AdmissionPolicyReason = string(state), reason
 	s.Throttle = make(map[string]throttle.State, len(s.Assets))
 	for _, a := range s.Assets {
 		if a.Object != "" {

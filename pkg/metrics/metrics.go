@@ -77,6 +77,13 @@ var (
 		Help: "1 while nothing is written or deleted, by reason (hco_crd_absent, hco_version_unserved, hco_absent, hco_terminating).",
 	}, []string{"reason"})
 
+	// AdmissionPolicy is 1 for the state of the admission policy bounding
+	// the autopilot's own writes (pkg/admission).
+	AdmissionPolicy = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: ns, Name: "admission_policy",
+		Help: "1 for the state of the admission policy that bounds the autopilot's own writes (Enforced, Absent, NotEnforced, Unknown).",
+	}, []string{"state"})
+
 	// ReconcileDuration times full reconciles.
 	ReconcileDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: ns, Name: "reconcile_duration_seconds",
@@ -87,5 +94,5 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(Compliance, Deferred, AssetOutcome, InvalidAnnotation, CorrectiveWrites, DriftDetected, Customization, Throttled,
-		MissingDependency, Tombstone, Idle, ReconcileDuration)
+		MissingDependency, Tombstone, Idle, AdmissionPolicy, ReconcileDuration)
 }

@@ -54,6 +54,9 @@ var static = []rbacv1.PolicyRule{
 	// Secure metrics: each scrape's token and permission are checked.
 	{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
 	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+	// Whether the admission policy bounding its own writes is in place
+	// (pkg/admission): read and watched by name.
+	{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"}, Verbs: []string{"get", "list", "watch"}},
 }
 
 // Rules returns the ClusterRole rules, least privilege:

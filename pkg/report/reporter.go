@@ -119,6 +119,10 @@ type Health struct {
 	Unsynced  []string `json:"unsyncedKinds,omitempty"`
 	Watched   []string `json:"watchedKinds"`
 	Throttled int      `json:"throttledObjects"`
+	// AdmissionPolicy is whether the admission policy bounding the
+	// autopilot's own writes is in place (pkg/admission), and why not.
+	AdmissionPolicy       string `json:"admissionPolicy,omitempty"`
+	AdmissionPolicyReason string `json:"admissionPolicyReason,omitempty"`
 }
 
 // Snapshot returns a copy of what was last recorded.

@@ -365,6 +365,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	fleetSpecs(ctx)
 	factsSpecs(ctx)
 	credentialSpecs(ctx)
+	admissionSpecs(ctx)
 	hcoLifecycleSpecs(ctx)
 	lateHCOSpecs(ctx)
 	pacingSpecs(ctx)

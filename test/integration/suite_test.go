@@ -98,6 +98,9 @@ var _ = BeforeSuite(func() {
 	Expect(k8s.Create(suiteCtx, binding)).To(Succeed())
 	// The fleet status ConfigMap, in the autopilot's own namespace.
 	installNamespacedRBAC(suiteCtx, "status_role.yaml")
+	// The admission policy bounding its writes (config/rbac): every spec
+	// runs under it, so anything the catalog writes that it refuses fails.
+	installAdmissionPolicy(suiteCtx)
 	if vendorDir() == "" {
 		if os.Getenv("CI") != "" {
 			Fail("VENDOR_CRDS is unset under CI: .ci/run sets it to ../shared/crds")

@@ -1,0 +1,202 @@
+package rbac
+
+import (
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
+)
+
+// PolicyName names the admission policy and its binding.
+const PolicyName = "virt-platform-autopilot-writes"
+
+// mcRoleLabel is MCO's pool role label on a MachineConfig.
+const mcRoleLabel = "machineconfiguration.openshift.io/role"
+
+// Object is one object the autopilot writes beside the catalog's (its
+// fleet status).
+type Object struct {
+	GVK             schema.GroupVersionKind
+	Namespace, Name string
+}
+
+// mcContent is what a MachineConfig of the catalog may hold: its pool
+// role, and the files and units it ships.
+type mcContent struct {
+	role          string
+	files, units []string
+}
+
+// AdmissionPolicy returns a ValidatingAdmissionPolicy and its binding
+// that let serviceAccount ("system:serviceaccount:ns:name") create,
+// update and delete, of every kind the catalog or the tombstones write,
+// only the objects they name (and extra); its MachineConfigs only with
+// the catalog's pool role, files and units. RBAC cannot scope create to
+// names; admission can. A write by anyone else is not judged.
+func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone, serviceAccount string, extra []Object) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding, error) {
+	allowed := map[schema.GroupVersionResource]map[string]bool{}
+	allow := func(gvk schema.GroupVersionKind, ns, name string) {
+		gvr := schema.GroupVersionResource{Group: gvk.Group, Resource: Resource(gvk.Kind)}
+		if allowed[gvr] == nil {
+			allowed[gvr] = map[string]bool{}
+		}
+		allowed[gvr][ns+"/"+name] = true
+	}
+	mcs := map[string]mcContent{}
+	r := render.New(fsys)
+	for i := range cat.Assets {
+		a := &cat.Assets[i]
+		u, err := r.Render(a.Path, &rendercontext.RenderContext{Namespace: "openshift-cnv", AssumeAllKinds: true}, a.Params, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("asset %s: %w", a.Name, err)
+		}
+		gvk := u.GroupVersionKind()
+		if gvk == rendercontext.HCOGVK {
+			continue // configured, never created: RBAC has no create, and its name is the cluster's
+		}
+		allow(gvk, u.GetNamespace(), u.GetName())
+		if gvk.Group == "machineconfiguration.openshift.io" && gvk.Kind == "MachineConfig" {
+			mcs[u.GetName()] = contentOf(u)
+		}
+	}
+	for _, t := range tombstones {
+		allow(t.Object.GroupVersionKind(), t.Object.GetNamespace(), t.Object.GetName())
+	}
+	for _, o := range extra {
+		allow(o.GVK, o.Namespace, o.Name)
+	}
+
+	gvrs := make([]schema.GroupVersionResource, 0, len(allowed))
+	for gvr := range allowed {
+		gvrs = append(gvrs, gvr)
+	}
+	sort.Slice(gvrs, func(i, j int) bool { return gvrs[i].Group+"/"+gvrs[i].Resource < gvrs[j].Group+"/"+gvrs[j].Resource })
+	byGroup := map[string][]string{}
+	var groups []string
+	var entries []string
+	for _, gvr := range gvrs {
+		if byGroup[gvr.Group] == nil {
+			groups = append(groups, gvr.Group)
+		}
+		byGroup[gvr.Group] = append(byGroup[gvr.Group], gvr.Resource)
+		entries = append(entries, fmt.Sprintf("%s: %s", quote(gvr.Group+"/"+gvr.Resource), list(sortedKeys(allowed[gvr]))))
+	}
+	var rules []admissionv1.NamedRuleWithOperations
+	for _, g := range groups {
+		rules = append(rules, admissionv1.NamedRuleWithOperations{RuleWithOperations: admissionv1.RuleWithOperations{
+			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update, admissionv1.Delete},
+			Rule:       admissionv1.Rule{APIGroups: []string{g}, APIVersions: []string{"*"}, Resources: byGroup[g]},
+		}})
+	}
+	// Flat lists of "name|entry": CEL map literals need one value type,
+	// and a MachineConfig without files would make an empty list.
+	roles := []string{}
+	var files, units []string
+	for _, name := range sortedKeys(mcs) {
+		c := mcs[name]
+		roles = append(roles, quote(name)+": "+quote(c.role))
+		for _, f := range c.files {
+			files = append(files, name+"|"+f)
+		}
+		for _, u := range c.units {
+			units = append(units, name+"|"+u)
+		}
+	}
+	fail := admissionv1.Fail
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: PolicyName},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy:    &fail,
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: rules},
+			// Only the autopilot's own writes: everyone else is judged by RBAC alone.
+			MatchConditions: []admissionv1.MatchCondition{{Name: "autopilot", Expression: "request.userInfo.username == " + quote(serviceAccount)}},
+			Variables: []admissionv1.Variable{
+				{Name: "resource", Expression: "request.resource.group + '/' + request.resource.resource"},
+				// A Namespace's own admission request carries its name as
+				// the namespace too; the catalog keys it as cluster-scoped.
+				{Name: "key", Expression: "(variables.resource == '/namespaces' ? '' : request.?namespace.orValue('')) + '/' + request.name"},
+				{Name: "allowed", Expression: "{" + strings.Join(entries, ", ") + "}"},
+				{Name: "mcRoles", Expression: "{" + strings.Join(roles, ", ") + "}"},
+				{Name: "mcFiles", Expression: list(files)},
+				{Name: "mcUnits", Expression: list(units)},
+			},
+			Validations: []admissionv1.Validation{
+				{
+					Expression:        "variables.resource in variables.allowed && variables.key in variables.allowed[variables.resource]",
+					MessageExpression: "'the autopilot writes only the objects its catalog names: ' + variables.resource + ' ' + variables.key + ' is not one of them'",
+					Reason:            ptrReason(metav1.StatusReasonForbidden),
+				},
+				{
+					// A MachineConfig keeps its pool and ships only the
+					// catalog's files and units: the pod cannot reach the
+					// master pool or add a unit under another name.
+					Expression: "request.operation == 'DELETE' || variables.resource != 'machineconfiguration.openshift.io/machineconfigs' || " +
+						"(request.name in variables.mcRoles && " +
+						"object.metadata.?labels[?'" + mcRoleLabel + "'].orValue('') == variables.mcRoles[request.name] && " +
+						"object.spec.?config.?storage.?files.orValue([]).all(f, (request.name + '|' + string(f.path)) in variables.mcFiles) && " +
+						"object.spec.?config.?systemd.?units.orValue([]).all(u, (request.name + '|' + string(u.name)) in variables.mcUnits))",
+					MessageExpression: "'MachineConfig ' + request.name + ': the autopilot writes a MachineConfig only for its catalog pool role, with the catalog files and units'",
+					Reason:            ptrReason(metav1.StatusReasonForbidden),
+				},
+			},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: PolicyName},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        PolicyName,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+		},
+	}
+	return policy, binding, nil
+}
+
+// contentOf reads a rendered MachineConfig's role, file paths and unit names.
+func contentOf(u *unstructured.Unstructured) mcContent {
+	c := mcContent{role: u.GetLabels()[mcRoleLabel], files: []string{}, units: []string{}}
+	files, _, _ := unstructured.NestedSlice(u.Object, "spec", "config", "storage", "files")
+	for _, f := range files {
+		if m, ok := f.(map[string]any); ok {
+			if p, ok := m["path"].(string); ok {
+				c.files = append(c.files, p)
+			}
+		}
+	}
+	units, _, _ := unstructured.NestedSlice(u.Object, "spec", "config", "systemd", "units")
+	for _, x := range units {
+		if m, ok := x.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok {
+				c.units = append(c.units, n)
+			}
+		}
+	}
+	sort.Strings(c.files)
+	sort.Strings(c.units)
+	return c
+}
+
+// quote is a CEL string literal (Go's quoting is a subset of CEL's).
+func quote(s string) string { return strconv.Quote(s) }
+
+func list(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func ptrReason(r metav1.StatusReason) *metav1.StatusReason { return &r }

@@ -1,0 +1,123 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/admission"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rbac"
+)
+
+// installAdmissionPolicy creates config/rbac/admission_policy.yaml's
+// policy and binding, and waits until the API server enforces them.
+func installAdmissionPolicy(ctx context.Context) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), "config", "rbac", "admission_policy.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	docs := strings.Split(string(raw), "\n---\n")
+	Expect(docs).To(HaveLen(2))
+	policy, binding := &admissionv1.ValidatingAdmissionPolicy{}, &admissionv1.ValidatingAdmissionPolicyBinding{}
+	Expect(yaml.Unmarshal([]byte(docs[0]), policy)).To(Succeed())
+	Expect(yaml.Unmarshal([]byte(docs[1]), binding)).To(Succeed())
+	Expect(k8s.Create(ctx, policy)).To(Succeed())
+	Expect(k8s.Create(ctx, binding)).To(Succeed())
+	// Enforced once the API server's policy informer has it (envtest runs
+	// no controller manager to report type checking: the specs below and
+	// every write of the suite are the check). A probe by dry-run.
+	probe := newObj(mcGVK, "", "00-admission-probe")
+	Eventually(func() error {
+		err := asAutopilot().Create(ctx, probe.DeepCopy(), client.DryRunAll)
+		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "is not one of them") {
+			return nil
+		}
+		return fmt.Errorf("not enforced yet: %v", err)
+	}).Should(Succeed())
+}
+
+// asAutopilot is a client acting as the autopilot's ServiceAccount.
+func asAutopilot() client.Client {
+	c := rest.CopyConfig(cfg)
+	c.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + operatorNamespace + ":virt-platform-autopilot"}
+	cl, err := client.New(c, client.Options{})
+	Expect(err).NotTo(HaveOccurred())
+	return cl
+}
+
+func admissionSpecs(ctx context.Context) {
+	It("is bounded by its admission policy: its ServiceAccount writes only what the catalog names, and converges under it", func() {
+		requireVendorCRDs()
+		// Under the policy since the suite began, every asset converged:
+		// nothing the catalog writes is refused.
+		for _, s := range rec.Snapshot().Assets {
+			Expect(s.Outcome).NotTo(Equal(engine.Refused), "%s: %s", s.Asset, s.Reason)
+		}
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", swapMC) }).ShouldNot(BeNil())
+		sa := asAutopilot()
+		refused := func(err error, why string) {
+			GinkgoHelper()
+			Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s: want refused by admission, got %v", why, err)
+			Expect(err.Error()).To(And(ContainSubstring(rbac.PolicyName), Not(ContainSubstring("resulted in error"))))
+		}
+
+		// A MachineConfig the catalog does not name, for the master pool:
+		// RBAC lets the ServiceAccount create any; admission does not.
+		rogue := newObj(mcGVK, "", "99-master-rogue")
+		rogue.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": "master"})
+		Expect(unstructured.SetNestedField(rogue.Object, "3.4.0", "spec", "config", "ignition", "version")).To(Succeed())
+		refused(sa.Create(ctx, rogue.DeepCopy()), "a MachineConfig outside the catalog")
+		// A person is not judged by it.
+		Expect(k8s.Create(ctx, rogue.DeepCopy())).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, rogue))).To(Succeed()) })
+		// (Deleting it RBAC refuses already: delete is granted by name.)
+		Expect(apierrors.IsForbidden(sa.Delete(ctx, rogue.DeepCopy()))).To(BeTrue())
+
+		// The catalog's own MachineConfig moved to the master pool, or with
+		// a unit the catalog does not ship.
+		swap := get(mcGVK, "", swapMC)
+		toMaster := swap.DeepCopy()
+		labels := toMaster.GetLabels()
+		labels["machineconfiguration.openshift.io/role"] = "master"
+		toMaster.SetLabels(labels)
+		refused(sa.Patch(ctx, toMaster, client.MergeFrom(swap)), "the catalog's MachineConfig moved to the master pool")
+		withUnit := swap.DeepCopy()
+		units, _, _ := unstructured.NestedSlice(withUnit.Object, "spec", "config", "systemd", "units")
+		units = append(units, map[string]any{"name": "rogue.service", "enabled": true, "contents": "[Service]\nExecStart=/bin/true\n"})
+		Expect(unstructured.SetNestedSlice(withUnit.Object, units, "spec", "config", "systemd", "units")).To(Succeed())
+		refused(sa.Patch(ctx, withUnit, client.MergeFrom(swap)), "a unit the catalog does not ship")
+
+		// The autopilot says the policy is in place for it, and says so
+		// when it goes.
+		Eventually(func() string { return rec.Snapshot().Health.AdmissionPolicy }).Should(Equal(string(admission.Enforced)))
+		Expect(testutil.ToFloat64(metrics.AdmissionPolicy.WithLabelValues(string(admission.Enforced)))).To(Equal(1.0))
+		binding := &admissionv1.ValidatingAdmissionPolicyBinding{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: rbac.PolicyName}, binding)).To(Succeed())
+		Expect(k8s.Delete(ctx, binding)).To(Succeed())
+		DeferCleanup(func() {
+			binding.ResourceVersion = ""
+			Expect(k8s.Create(ctx, binding)).To(Succeed())
+			Eventually(func() string { return rec.Snapshot().Health.AdmissionPolicy }).Should(Equal(string(admission.Enforced)))
+		})
+		Eventually(func() string { return rec.Snapshot().Health.AdmissionPolicy }).Should(Equal(string(admission.Absent)))
+		Expect(rec.Snapshot().Health.AdmissionPolicyReason).To(ContainSubstring("admission_policy.yaml"))
+		Expect(testutil.ToFloat64(metrics.AdmissionPolicy.WithLabelValues(string(admission.Absent)))).To(Equal(1.0))
+		Expect(logs.find(map[string]string{"state": string(admission.Absent), "action": "report"})).NotTo(BeEmpty())
+
+		// The object as the catalog renders it passes.
+		Expect(sa.Patch(ctx, swap.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"probe":"x"}}}`)), client.DryRunAll)).To(Succeed())
+	})
+}
