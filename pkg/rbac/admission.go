@@ -34,7 +34,7 @@ type Object struct {
 // mcContent is what a MachineConfig of the catalog may hold: its pool
 // role, and the files and units it ships.
 type mcContent struct {
-	role          string
+	role         string
 	files, units []string
 }
 
