@@ -12,6 +12,13 @@
 {{- end -}}
 {{- $ids = $ids | uniq | sortAlpha -}}
 {{- $vendors := .Hardware.CPUVendors | default (list "Intel") -}}
+{{- /* A vendor's IOMMU argument, once written, stays while the object
+  lives: one node's labels (a kubelet may set feature.node.kubernetes.io/
+  labels on its own Node) can add a vendor to a mixed pool, never take one
+  away again and roll the pool a second time. Each vendor's kernel ignores
+  the other's argument. A person who deletes the object has it rendered
+  from the facts alone. */ -}}
+{{- with .Live }}{{ range (dig "spec" "kernelArguments" list .) }}{{ if eq (toString .) "intel_iommu=on" }}{{ $vendors = append $vendors "Intel" }}{{ end }}{{ if eq (toString .) "amd_iommu=on" }}{{ $vendors = append $vendors "AMD" }}{{ end }}{{ end }}{{ end -}}
 apiVersion: machineconfiguration.openshift.io/v1
 kind: MachineConfig
 metadata:

@@ -26,6 +26,11 @@ const (
 	// facts it was rendered from (pkg/settle): a later write that changed
 	// facts ask for is held until they settle.
 	Facts = "platform.kubevirt.io/facts"
+	// FactRollouts records on a reboot-causing object when changed facts
+	// last rewrote it (pkg/gate: a budget per object, so one node's labels
+	// cannot roll its pool again and again). A person removes it to let
+	// the next fact-driven write go at once.
+	FactRollouts = "platform.kubevirt.io/fact-rollouts"
 
 	// Patch on a managed object holds an RFC 6902 JSON patch applied to the
 	// rendered object before it is compared and applied.

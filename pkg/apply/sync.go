@@ -85,7 +85,7 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 		return res
 	}
 	s.markCreated(id) // it exists: should it vanish, re-creating it is a correction
-	diff := engine.WithoutDeferred(drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure), d.Deferred)
+	diff := withoutRecord(engine.WithoutDeferred(drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure), d.Deferred), d)
 	if len(diff) == 0 {
 		return engine.Result{Outcome: engine.Unchanged}
 	}
@@ -143,6 +143,15 @@ func (s *Syncer) failed(res engine.Result, w gate.Write, v gate.Verdict, what st
 
 func (s *Syncer) apply(ctx context.Context, d *engine.Decision, res engine.Result, w gate.Write, v gate.Verdict) engine.Result {
 	obj := d.Desired.DeepCopy()
+	if v.FactRollouts != "" {
+		// A fact-driven rollout: counted on the object, for the gate.
+		ann := obj.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[annotations.FactRollouts] = v.FactRollouts
+		obj.SetAnnotations(ann)
+	}
 	if err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
 		client.FieldOwner(annotations.FieldManager), client.ForceOwnership); err != nil {
 		if ns := obj.GetNamespace(); d.Live == nil && ns != "" && apierrors.IsNotFound(err) {
@@ -284,4 +293,24 @@ func Delete(ctx context.Context, c client.Writer, g engine.Guard, live *unstruct
 		return false, "", err
 	}
 	return true, "", nil
+}
+
+// recordPath is the fact budget's record (annotations.FactRollouts).
+var recordPath = "/metadata/annotations/" + strings.ReplaceAll(annotations.FactRollouts, "/", "~1")
+
+// withoutRecord drops the fact budget's record from diff while desired
+// carries the live value (engine copies it): who set it (the autopilot,
+// or a person who edited it) is not drift; only a fact-driven write
+// changes it (Verdict.FactRollouts).
+func withoutRecord(diff []string, d *engine.Decision) []string {
+	if d.Desired.GetAnnotations()[annotations.FactRollouts] != d.Live.GetAnnotations()[annotations.FactRollouts] {
+		return diff
+	}
+	out := diff[:0:0]
+	for _, p := range diff {
+		if p != recordPath {
+			out = append(out, p)
+		}
+	}
+	return out
 }

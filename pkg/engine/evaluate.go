@@ -222,6 +222,13 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			}
 		}
 		setAnnotation(desired, annotations.Facts, stampValue)
+		if d.Live != nil {
+			// The record of fact-driven rewrites (pkg/gate's budget) stays
+			// as the cluster holds it; only such a write adds to it.
+			if v, ok := d.Live.GetAnnotations()[annotations.FactRollouts]; ok {
+				setAnnotation(desired, annotations.FactRollouts, v)
+			}
+		}
 	}
 	if d.Live != nil {
 		if adopted(d.Live) {

@@ -12,6 +12,9 @@
 //     object, waits for them to hold (Settling);
 //  3. disruption window: a write that reboots a pool goes only while the
 //     HCO's window is open, or when it has none (Staged);
+//  3. fact budget: a fact-driven write that reboots a pool goes at most
+//     FactRolloutBudget times per FactRolloutWindow per object, counted
+//     on the object itself (Staged);
 //  4. busy pools: a write that reboots a pool waits while any pool it
 //     reaches is updating, degraded or unreadable, at most PoolBusyBound
 //     (Settling);
@@ -95,6 +98,10 @@ type Settle struct {
 	Live settle.Print // stamped on the live object; zero when none
 	// Exists: the object exists (its stamp, even empty, decides).
 	Exists bool
+	// Rollouts are the live object's record of fact-driven rewrites
+	// (annotations.FactRollouts); RolloutsErr when it is not understood.
+	Rollouts    []time.Time
+	RolloutsErr error
 }
 
 // Verdict is the gate's answer: Go, or the outcome that stands instead,
@@ -107,6 +114,9 @@ type Verdict struct {
 	// Took: letting the write go took a token from the object's budget
 	// (Unspent gives it back if the write changed nothing).
 	Took bool
+	// FactRollouts, when set, is the record the write must carry
+	// (annotations.FactRollouts): it is a fact-driven rollout, counted.
+	FactRollouts string
 }
 
 // Config sizes the gate's clocks.
@@ -161,6 +171,10 @@ func (g *Gate) Judge(rc *rendercontext.RenderContext, w Write) Verdict {
 		}
 	}
 	now := g.cfg.Now()
+	record, why, retry, spent := factBudget(w, now, g.cfg.Resync)
+	if spent {
+		return Verdict{Outcome: engine.Staged, Reason: why, RetryAfter: retry}
+	}
 	if why, opens, staged := engine.Staging(rc, w.Disruption, now); staged {
 		// Back when the window opens, and no later than the resync: a
 		// staged write must not suspend it for days.
@@ -177,9 +191,9 @@ func (g *Gate) Judge(rc *rendercontext.RenderContext, w Write) Verdict {
 		if ok, wait := g.throttle.Allow(w.ID); !ok {
 			return throttled(w, wait)
 		}
-		return Verdict{Go: true, Took: true}
+		return Verdict{Go: true, Took: true, FactRollouts: record}
 	}
-	return Verdict{Go: true}
+	return Verdict{Go: true, FactRollouts: record}
 }
 
 // Unspent gives back the token v (the verdict that let w go) took, for a
@@ -306,6 +320,9 @@ func ForDecision(d *engine.Decision, op Op, drift, opponents []string) Write {
 		w.Settle = &Settle{Now: d.SettlePrint(), Exists: d.Live != nil}
 		if d.Live != nil {
 			w.Settle.Live = settle.ParseStamp(d.Live.GetAnnotations()[annotations.Facts])
+			if v, ok := d.Live.GetAnnotations()[annotations.FactRollouts]; ok {
+				w.Settle.Rollouts, w.Settle.RolloutsErr = annotations.ParseFactRollouts(v)
+			}
 		}
 	}
 	return w

@@ -3,6 +3,7 @@ package gate_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,10 +68,11 @@ const (
 	budgetSpent         state = "write budget spent"
 	refusedBefore       state = "the previous write was refused"
 	windowClosedPoolBad state = "window closed and pool updating"
+	factRolloutsSpent   state = "fact changed an hour ago, object changes, its fact budget spent"
 )
 
 var states = []state{atRest, windowOpen, windowClosed, windowInvalid, workerUpdating, workerDegraded, poolsUnreadable,
-	customPoolBusy, masterBusy, factChangesObject, factKeepsObject, reportOnly, budgetSpent, refusedBefore, windowClosedPoolBad}
+	customPoolBusy, masterBusy, factChangesObject, factKeepsObject, reportOnly, budgetSpent, refusedBefore, windowClosedPoolBad, factRolloutsSpent}
 
 // oracle: what the product promises for one combination ("" is: the write
 // goes now).
@@ -91,6 +93,12 @@ func oracle(p path, k kind, s state) engine.Outcome {
 	// and only when the facts change the object; deletions are intent.
 	if k != none && !deletes && s == factChangesObject {
 		return engine.Settling
+	}
+	// A fact-driven rewrite that reboots the pool, once the facts held,
+	// goes only while the object's fact budget lasts; creations are not
+	// rewrites, metadata and restart-only corrections reboot nothing.
+	if s == factRolloutsSpent && k == reboot && (p == correctSpec || p == sharedMerge) {
+		return engine.Staged
 	}
 	if reachesNodes {
 		switch s {
@@ -192,6 +200,8 @@ func write(p path, k kind, s state, rc *rendercontext.RenderContext) gate.Write 
 			d.FactPrint, d.ObjectPrint = "B", "Y"
 		case factKeepsObject:
 			d.FactPrint = "B"
+		case factRolloutsSpent:
+			d.FactPrint, d.ObjectPrint = "B", "Y"
 		}
 	}
 	op, drift := gate.Correct, []string{"/spec/config"}
@@ -207,6 +217,10 @@ func write(p path, k kind, s state, rc *rendercontext.RenderContext) gate.Write 
 		live := obj.DeepCopy()
 		if k != none {
 			live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: "A", Object: "X"}.Stamp()})
+			if s == factRolloutsSpent {
+				live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: "A", Object: "X"}.Stamp(),
+					annotations.FactRollouts: annotations.FormatFactRollouts([]time.Time{monday.Add(-20 * time.Hour), monday.Add(-3 * time.Hour)})})
+			}
 		}
 		d.Live = live
 		if k == restartOnly {
@@ -223,13 +237,20 @@ func TestGateAgainstTheOracle(t *testing.T) {
 		for _, k := range kinds {
 			for _, s := range states {
 				name := fmt.Sprintf("%s/%s/%s", p, k, s)
+				clock := monday
 				g := gate.New(gate.Config{Throttle: throttle.Config{Burst: 1, Refill: time.Hour}, SettlePeriod: 5 * time.Minute,
-					Resync: time.Hour, Now: func() time.Time { return monday }})
+					Resync: time.Hour, Now: func() time.Time { return clock }})
 				rc := context(s)
 				w := write(p, k, s, rc)
 				if w.Asset != "" && (p == create || p == recreate) {
 					// This process saw the object rendered from the facts before.
 					g.Observe(w.Asset, settle.Print{Facts: "A", Object: "X"})
+				}
+				if s == factRolloutsSpent && w.Asset != "" {
+					// The new facts have held for an hour: settled.
+					clock = monday.Add(-time.Hour)
+					g.Observe(w.Asset, settle.Print{Facts: "B", Object: "Y"})
+					clock = monday
 				}
 				if s == budgetSpent || s == refusedBefore {
 					// An earlier correction of the same object took the token.
@@ -298,5 +319,55 @@ func TestRefusedIsNoFight(t *testing.T) {
 	if !gate.IsRefusal(apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "cm", nil)) ||
 		gate.IsRefusal(apierrors.NewServiceUnavailable("etcd")) || gate.IsRefusal(apierrors.NewConflict(schema.GroupResource{}, "cm", nil)) {
 		t.Fatal("refusals are the server's judgement of the write, not its availability or a race")
+	}
+}
+
+// The fact budget is counted on the object: a fact-driven rewrite that
+// reboots the pool adds its time to the record it must carry, old times
+// fall out of the window, a record not understood holds, and a write the
+// facts did not ask for (a person's edit corrected) is not counted.
+func TestFactBudget(t *testing.T) {
+	rc := context(atRest)
+	mk := func(record string, facts settle.Print) gate.Write {
+		obj := object(reboot)
+		live := obj.DeepCopy()
+		ann := map[string]string{annotations.Facts: settle.Print{Facts: "A", Object: "X"}.Stamp()}
+		if record != "" {
+			ann[annotations.FactRollouts] = record
+		}
+		live.SetAnnotations(ann)
+		d := &engine.Decision{Asset: &catalog.Asset{Name: "thing", Disruption: catalog.DisruptionReboot}, Verdict: engine.VerdictIncluded,
+			Rendered: obj, Desired: obj, Live: live, Pools: rc.PoolsReached(obj), FactPrint: facts.Facts, ObjectPrint: facts.Object}
+		return gate.ForDecision(d, gate.Correct, []string{"/spec/config"}, nil)
+	}
+	at := func(ago time.Duration) string { return monday.Add(-ago).UTC().Format(time.RFC3339) }
+	for _, c := range []struct {
+		name, record string
+		facts        settle.Print
+		want         string // the record written; "held" when held
+	}{
+		{"first", "", settle.Print{Facts: "B", Object: "Y"}, at(0)},
+		{"one recent", at(time.Hour), settle.Print{Facts: "B", Object: "Y"}, at(time.Hour) + "," + at(0)},
+		{"two recent", at(5*time.Hour) + "," + at(time.Hour), settle.Print{Facts: "B", Object: "Y"}, "held"},
+		{"out of order", at(time.Hour) + "," + at(5*time.Hour), settle.Print{Facts: "B", Object: "Y"}, "held"},
+		{"old ones fall out", at(30*time.Hour) + "," + at(25*time.Hour), settle.Print{Facts: "B", Object: "Y"}, at(0)},
+		{"not understood", "last tuesday", settle.Print{Facts: "B", Object: "Y"}, "held"},
+		{"a person's edit, same facts", at(5*time.Hour) + "," + at(time.Hour), settle.Print{Facts: "A", Object: "X"}, ""},
+		{"facts changed, object the same", at(5*time.Hour) + "," + at(time.Hour), settle.Print{Facts: "B", Object: "X"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := monday.Add(-time.Hour)
+			g := gate.New(gate.Config{Throttle: throttle.Config{Burst: 5, Refill: time.Hour}, SettlePeriod: 5 * time.Minute,
+				Resync: time.Hour, Now: func() time.Time { return clock }})
+			g.Observe("thing", c.facts)
+			clock = monday
+			v := g.Judge(rc, mk(c.record, c.facts))
+			switch {
+			case c.want == "held" && (v.Go || v.Outcome != engine.Staged || !strings.Contains(v.Reason, annotations.FactRollouts) || v.RetryAfter <= 0):
+				t.Fatalf("want held, naming the record: %+v", v)
+			case c.want != "held" && (!v.Go || v.FactRollouts != c.want):
+				t.Fatalf("want it to go carrying %q: %+v", c.want, v)
+			}
+		})
 	}
 }

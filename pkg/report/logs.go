@@ -70,7 +70,7 @@ func (r *Reporter) logAction(ctx context.Context, d *engine.Decision, res engine
 		}
 	case engine.Staged:
 		if changed {
-			act("write staged until the disruption window opens", "action", "stage", "retryAfter", retry())
+			act("write staged until the disruption window opens or its budget allows", "action", "stage", "retryAfter", retry())
 		}
 	case engine.Settling:
 		if changed {

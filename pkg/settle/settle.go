@@ -90,7 +90,7 @@ func (t *Tracker) Wait(asset string, p, live Print, exists bool) (time.Duration,
 	now := t.now()
 	factDriven := e.changed && e.before != p.Object
 	if exists {
-		factDriven = live.Facts != "" && live.Facts != p.Facts && (live.Object == "" || live.Object != p.Object)
+		factDriven = FactDriven(p, live)
 	}
 	if !factDriven || t.Period <= 0 {
 		t.episode(asset, time.Time{})
@@ -112,6 +112,13 @@ func (t *Tracker) Wait(asset string, p, live Print, exists bool) (time.Duration,
 		return 0, false
 	}
 	return left, true
+}
+
+// FactDriven says whether rewriting an object stamped live so that it
+// carries p is asked for by changed facts: the facts differ from those it
+// was written from, and so does the object they render.
+func FactDriven(p, live Print) bool {
+	return live.Facts != "" && live.Facts != p.Facts && (live.Object == "" || live.Object != p.Object)
 }
 
 // episode records when asset's current wait began (zero: it ended).

@@ -356,6 +356,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 
 	safetySpecs(ctx)
 	settleSpecs(ctx)
+	factBudgetSpecs(ctx)
 	deletionSpecs(ctx)
 	vocabularySpecs(ctx)
 	invariantSpecs(ctx)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
 // testSettle is the suite's settle period: long enough that a flicker the
@@ -65,5 +66,61 @@ func settleSpecs(ctx context.Context) {
 		Expect(time.Since(joined)).To(BeNumerically(">=", testSettle), "written only once the fact held for the settle period")
 		Expect(get(mcGVK, "", pciMC).GetAnnotations()[annotations.Facts]).NotTo(Equal(stamp))
 		Eventually(outcomeOf("pci-passthrough")).Should(Equal(engine.Unchanged))
+	})
+}
+
+// factBudgetSpecs: a node's own labels never roll its pool again and again.
+func factBudgetSpecs(ctx context.Context) {
+	It("lets one node's labels add to a pool's settings once, never take them back, and bounds fact-driven rollouts per object", func() {
+		gpu := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "budget-gpu", Labels: map[string]string{
+			"node-role.kubernetes.io/worker": "", pciLabel: "true"}}}
+		Expect(k8s.Create(ctx, gpu)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, gpu))).To(Succeed()) })
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, pciSwitch, "true") })
+		DeferCleanup(func() {
+			update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, pciSwitch, "") })
+			Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", pciMC) }).Should(BeNil())
+		})
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", pciMC) }).WithTimeout(testSettle + 30*time.Second).ShouldNot(BeNil())
+		Eventually(outcomeOf("pci-passthrough")).WithTimeout(testSettle + 30*time.Second).Should(Equal(engine.Unchanged))
+		Expect(kernelArgs(pciMC)).NotTo(ContainElement("amd_iommu=on"))
+
+		// The cluster's record says changed facts rewrote it twice today.
+		recent := annotations.FormatFactRollouts([]time.Time{time.Now().Add(-3 * time.Hour), time.Now().Add(-time.Hour)})
+		update(mcGVK, "", pciMC, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, annotations.FactRollouts, recent) })
+		Eventually(outcomeOf("pci-passthrough")).Should(Equal(engine.Unchanged))
+		rv := get(mcGVK, "", pciMC).GetResourceVersion()
+
+		// The GPU node labels itself AMD: the pool's IOMMU arguments would
+		// change, a third fact-driven rollout today. Held once settled.
+		setNodeLabel(ctx, gpu.Name, vendorLabel, "AuthenticAMD")
+		Eventually(func() string { return status("pci-passthrough").Reason }).WithTimeout(testSettle + 30*time.Second).Should(ContainSubstring(annotations.FactRollouts))
+		Expect(status("pci-passthrough").Outcome).To(Equal(engine.Staged))
+		Eventually(func() int { return len(events("Staged", pciMC)) }).Should(BeNumerically(">", 0))
+		Expect(get(mcGVK, "", pciMC).GetResourceVersion()).To(Equal(rv), "held: no rollout: %v", logs.find(map[string]string{"object": "MachineConfig/" + pciMC}))
+
+		// A person says so: the record removed, the write goes, counted.
+		update(mcGVK, "", pciMC, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, annotations.FactRollouts, "") })
+		Eventually(func() []any { return kernelArgs(pciMC) }).Should(ContainElement("amd_iommu=on"))
+		written, err := annotations.ParseFactRollouts(get(mcGVK, "", pciMC).GetAnnotations()[annotations.FactRollouts])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(written).To(HaveLen(1), "the rollout is counted on the object")
+		Eventually(outcomeOf("pci-passthrough")).Should(Equal(engine.Unchanged))
+		rv = get(mcGVK, "", pciMC).GetResourceVersion()
+
+		// The node takes the label back: the AMD argument stays (each
+		// vendor's kernel ignores the other's), so no second rollout.
+		setNodeLabel(ctx, gpu.Name, vendorLabel, "")
+		Eventually(func() []string {
+			eval, _, err := rec.Preview(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			h, err := eval.Context.HardwareFor(map[string]string{rendercontext.ParamRole: "worker"})
+			Expect(err).NotTo(HaveOccurred())
+			return h.CPUVendors
+		}).ShouldNot(ContainElement("AMD"))
+		reconciledSince(poke())
+		Expect(outcomeOf("pci-passthrough")()).To(Equal(engine.Unchanged))
+		Expect(get(mcGVK, "", pciMC).GetResourceVersion()).To(Equal(rv), "taking a label back rolls nothing")
+		Expect(kernelArgs(pciMC)).To(ContainElement("amd_iommu=on"))
 	})
 }
