@@ -11,7 +11,8 @@
   virt-handler. The vendor pins node-role.kubernetes.io/worker instead, which
   misses VM nodes of other roles. kubevirt.io/schedulable is not used: it
   turns "false" when virt-handler is unhealthy, while the VMs keep running
-  and their storage is what one wants to see.
+  and their storage is what one wants to see. Control-plane nodes are left
+  out unless masters are schedulable (below).
 */ -}}
 {{- $image := index .Images "kubevirt-metrics-exporter" -}}
 {{- $port := 8080 -}}
@@ -27,6 +28,33 @@
 {{- if not (or (kindIs "invalid" $affinity) (kindIs "map" $affinity)) }}{{ fail "HCO spec.deployment.nodePlacements.workload.affinity is not a map" }}{{ end -}}
 {{- $tolerations := dig "tolerations" list $placement -}}
 {{- if not (or (kindIs "invalid" $tolerations) (kindIs "slice" $tolerations)) }}{{ fail "HCO spec.deployment.nodePlacements.workload.tolerations is not a list" }}{{ end -}}
+{{- /* The pod is privileged (hostPID, the SCC): it goes only where VMs can
+  run. Unless masters are schedulable (Scheduler mastersSchedulable, or a
+  compact cluster), control-plane nodes are excluded whatever the HCO's
+  tolerations admit (a blanket "operator: Exists" tolerates their taints
+  too): each of the HCO's node selector terms (ORed) gets the exclusion,
+  or one term holds it. */ -}}
+{{- if not .Topology.SchedulableMasters -}}
+{{- $exclude := list (dict "key" "node-role.kubernetes.io/master" "operator" "DoesNotExist") (dict "key" "node-role.kubernetes.io/control-plane" "operator" "DoesNotExist") -}}
+{{- $affinity = deepCopy (default dict $affinity) -}}
+{{- $na := dig "nodeAffinity" dict $affinity -}}
+{{- if not (kindIs "map" $na) }}{{ fail "HCO spec.deployment.nodePlacements.workload.affinity.nodeAffinity is not a map" }}{{ end -}}
+{{- $req := dig "requiredDuringSchedulingIgnoredDuringExecution" dict $na -}}
+{{- if not (kindIs "map" $req) }}{{ fail "HCO spec.deployment.nodePlacements.workload.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution is not a map" }}{{ end -}}
+{{- $terms := dig "nodeSelectorTerms" list $req -}}
+{{- if not (kindIs "slice" $terms) }}{{ fail "HCO spec.deployment.nodePlacements.workload.affinity nodeSelectorTerms is not a list" }}{{ end -}}
+{{- if not $terms }}{{ $terms = list dict }}{{ end -}}
+{{- $limited := list -}}
+{{- range $terms -}}
+{{- if not (kindIs "map" .) }}{{ fail "HCO spec.deployment.nodePlacements.workload.affinity nodeSelectorTerm is not a map" }}{{ end -}}
+{{- $exprs := dig "matchExpressions" list . -}}
+{{- if not (kindIs "slice" $exprs) }}{{ fail "HCO spec.deployment.nodePlacements.workload.affinity matchExpressions is not a list" }}{{ end -}}
+{{- $limited = append $limited (merge (dict "matchExpressions" (concat $exprs $exclude)) .) -}}
+{{- end -}}
+{{- $_ := set $req "nodeSelectorTerms" $limited -}}
+{{- $_ = set $na "requiredDuringSchedulingIgnoredDuringExecution" $req -}}
+{{- $_ = set $affinity "nodeAffinity" $na -}}
+{{- end -}}
 apiVersion: apps/v1
 kind: DaemonSet
 metadata:
