@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +12,10 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -120,4 +124,92 @@ func admissionSpecs(ctx context.Context) {
 		// The object as the catalog renders it passes.
 		Expect(sa.Patch(ctx, swap.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"probe":"x"}}}`)), client.DryRunAll)).To(Succeed())
 	})
+}
+
+// as is a client acting as user.
+func as(user string) client.Client {
+	c := rest.CopyConfig(cfg)
+	c.Impersonate = rest.ImpersonationConfig{UserName: user}
+	cl, err := client.New(c, client.Options{})
+	Expect(err).NotTo(HaveOccurred())
+	return cl
+}
+
+func deputySpecs(ctx context.Context) {
+	It("never writes for an annotation's author a rule the API server refuses them (a held-out probe as a low-privilege user)", func() {
+		const sw = "platform.kubevirt.io/enable-kubevirt-metrics-exporter"
+		const env = "RELATED_IMAGE_KUBEVIRT_METRICS_EXPORTER"
+		Expect(os.Setenv(env, "quay.io/kubevirt/kubevirt-metrics-exporter:probe")).To(Succeed())
+		stopManager()
+		startManager()
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, sw, "true") })
+		DeferCleanup(func() {
+			update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, sw, "") })
+			Eventually(func() bool {
+				return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Name: "kubevirt-metrics-exporter"}, &rbacv1.ClusterRole{}))
+			}).Should(BeTrue())
+			Expect(os.Unsetenv(env)).To(Succeed())
+			stopManager()
+			startManager()
+		})
+		role := client.ObjectKey{Name: "kubevirt-metrics-exporter"}
+		Eventually(func() error { return k8s.Get(ctx, role, &rbacv1.ClusterRole{}) }).Should(Succeed())
+		Eventually(outcomeOf("kubevirt-metrics-exporter-clusterrole")).Should(Equal(engine.Unchanged))
+
+		// Mallory may get and patch that one ClusterRole.
+		const mallory = "mallory"
+		grant := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "probe-patch-exporter-role"}, Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, ResourceNames: []string{role.Name}, Verbs: []string{"get", "patch"}}}}
+		Expect(k8s.Create(ctx, grant)).To(Succeed())
+		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: grant.Name},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: grant.Name},
+			Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: mallory}}}
+		Expect(k8s.Create(ctx, binding)).To(Succeed())
+		// She also holds what the role grants (the API server requires it
+		// of anyone who updates the role at all).
+		holds := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "probe-holds-exporter-role"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: mallory}}}
+		Expect(k8s.Create(ctx, holds)).To(Succeed())
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, holds))).To(Succeed())
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, binding))).To(Succeed())
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, grant))).To(Succeed())
+		})
+		m := as(mallory)
+		rule := map[string]any{"apiGroups": []any{"machineconfiguration.openshift.io"}, "resources": []any{"machineconfigs"}, "verbs": []any{"create"}}
+
+		// Directly: the API server refuses (she does not hold the rule).
+		direct := `{"rules":[` + mustJSON(rule) + `]}`
+		err := m.Patch(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role.Name}}, client.RawPatch(types.MergePatchType, []byte(direct)))
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the API server's escalation check: %v", err)
+
+		// Through the autopilot's patch annotation: the annotation is hers
+		// to write, the rule is not; the autopilot refuses it.
+		patch := `[{"op":"add","path":"/rules/-","value":` + mustJSON(rule) + `}]`
+		ann := map[string]any{"metadata": map[string]any{"annotations": map[string]any{"platform.kubevirt.io/patch": patch}}}
+		Expect(m.Patch(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role.Name}}, client.RawPatch(types.MergePatchType, []byte(mustJSON(ann))))).To(Succeed())
+		Eventually(outcomeOf("kubevirt-metrics-exporter-clusterrole")).Should(Equal(engine.Outcome(engine.VerdictInvalid)))
+		Expect(status("kubevirt-metrics-exporter-clusterrole").Reason).To(ContainSubstring("rules"))
+		live := &rbacv1.ClusterRole{}
+		Expect(k8s.Get(ctx, role, live)).To(Succeed())
+		for _, r := range live.Rules {
+			Expect(r.Resources).NotTo(ContainElement("machineconfigs"), "the autopilot wrote the rule she could not")
+		}
+		// The ServiceAccount behind the role cannot create MachineConfigs.
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:               "system:serviceaccount:kubevirt-metrics-exporter:kubevirt-metrics-exporter",
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Group: "machineconfiguration.openshift.io", Resource: "machineconfigs", Verb: "create"}}}
+		Expect(k8s.Create(ctx, sar)).To(Succeed())
+		Expect(sar.Status.Allowed).To(BeFalse())
+		m2 := map[string]any{"metadata": map[string]any{"annotations": map[string]any{"platform.kubevirt.io/patch": nil}}}
+		Expect(m.Patch(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role.Name}}, client.RawPatch(types.MergePatchType, []byte(mustJSON(m2))))).To(Succeed())
+		Eventually(outcomeOf("kubevirt-metrics-exporter-clusterrole")).Should(Equal(engine.Unchanged))
+	})
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	Expect(err).NotTo(HaveOccurred())
+	return string(b)
 }

@@ -367,6 +367,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	factsSpecs(ctx)
 	credentialSpecs(ctx)
 	admissionSpecs(ctx)
+	deputySpecs(ctx)
 	hcoLifecycleSpecs(ctx)
 	lateHCOSpecs(ctx)
 	pacingSpecs(ctx)
