@@ -29,7 +29,11 @@ const rbacGroup = "rbac.authorization.k8s.io"
 // SCC, a DaemonSet's pod template. The API server judges writes of those
 // only by the right to write the object, which annotating it needs too:
 // whoever could put the annotation there could write the same content
-// directly, so the autopilot writes nothing they could not.
+// directly, so the autopilot writes nothing they could not. (Where the
+// admission policy of config/rbac is installed, a patch that adds a file
+// or unit to one of its MachineConfigs is refused by the API server
+// instead, and reported Refused: the autopilot's own power is bounded
+// there, not the annotation's author.)
 var writerChecked = map[schema.GroupKind][]string{
 	{Group: rbacGroup, Kind: "Role"}:               {"rules"},
 	{Group: rbacGroup, Kind: "ClusterRole"}:        {"rules", "aggregationRule"},
