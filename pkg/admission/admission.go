@@ -25,16 +25,16 @@ import (
 type State string
 
 const (
-	// Enforced: the policy and a binding that denies are in place, for
+	// Enforced means the policy and a binding that denies are in place, for
 	// the identity the autopilot runs as.
 	Enforced State = "Enforced"
-	// Absent: the policy or its binding does not exist.
+	// Absent means the policy or its binding does not exist.
 	Absent State = "Absent"
-	// NotEnforced: both exist, but the binding does not deny, binds
+	// NotEnforced means both exist, but the binding does not deny, binds
 	// another policy, or the policy names another identity (generated for
 	// another namespace).
 	NotEnforced State = "NotEnforced"
-	// Unknown: they could not be read, or the autopilot's identity is not
+	// Unknown means they could not be read, or the autopilot's identity is not
 	// known. Never read as enforced.
 	Unknown State = "Unknown"
 )

@@ -14,7 +14,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 )
 
-// Signature, on the header, is an HMAC-SHA256 of every item of the file
+// Signature is, on the header, an HMAC-SHA256 of every item of the file
 // under a key the pipeline holds. The marks' digests catch accidents; a
 // signature tells who wrote the file: whoever holds the key.
 const Signature = "platform.kubevirt.io/facts-signature"
@@ -23,7 +23,7 @@ const Signature = "platform.kubevirt.io/facts-signature"
 // long as the hash.
 const MinKeyBytes = 32
 
-// ErrUnsigned: the file carries no signature.
+// ErrUnsigned says the file carries no signature.
 var ErrUnsigned = errors.New("the facts file is not signed")
 
 // Sign signs the items of a file written by Encode with key.

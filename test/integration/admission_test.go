@@ -49,7 +49,7 @@ func installAdmissionPolicy(ctx context.Context) {
 		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "is not one of them") {
 			return nil
 		}
-		return fmt.Errorf("not enforced yet: %v", err)
+		return fmt.Errorf("not enforced yet: %w", err)
 	}).Should(Succeed())
 }
 
