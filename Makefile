@@ -108,7 +108,7 @@ lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@hack/golangci-lint.sh "$(BIN)" "$(GOLANGCI_LINT_VERSION)" run ./...
 
-## generate: docs/assets.md, the README asset table, config/rbac/role.yaml and the compiled catalog, from the catalog
+## generate: docs/assets.md, the README asset table, config/rbac/role.yaml, the admission policy (config/rbac/admission_policy.yaml) and the compiled catalog, from the catalog
 generate:
 	$(GO) run ./cmd/docs-gen
 	$(GO) run ./cmd/rbac-gen
@@ -116,7 +116,7 @@ generate:
 ## verify: generated files are up to date, code is formatted and vetted
 verify: vet
 	@$(MAKE) --no-print-directory generate
-	@git diff --exit-code -- docs/assets.md README.md config/rbac/role.yaml assets/metadata.yaml.compiled.json || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+	@git diff --exit-code -- docs/assets.md README.md config/rbac/role.yaml config/rbac/admission_policy.yaml assets/metadata.yaml.compiled.json || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
 
