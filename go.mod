@@ -11,6 +11,7 @@ require (
 	github.com/google/cel-go v0.29.2
 	github.com/onsi/ginkgo/v2 v2.27.4
 	github.com/onsi/gomega v1.39.0
+	github.com/openshift/api v0.0.0-20260420151639-34e60874783e
 	github.com/prometheus/client_golang v1.24.0
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.70.0

@@ -32,6 +32,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tlsprofile"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
@@ -113,7 +114,12 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 		return nil, nil, err
 	}
 	metrics := metricsserver.Options{BindAddress: orDisabled(c.MetricsBindAddress)}
+	var tlsServed *tlsprofile.Served
 	if c.MetricsSecure {
+		// The cluster's TLS profile, followed by the reconciler from
+		// APIServer/cluster; Intermediate until it has read it.
+		tlsServed = tlsprofile.NewServed(tlsprofile.Intermediate())
+		metrics.TLSOpts = append(metrics.TLSOpts, tlsServed.TLSOpt())
 		metrics.SecureServing = true
 		metrics.FilterProvider = metricsauth.Filter(metricsauth.DefaultOptions())
 		if c.MetricsCertDir != "" {
@@ -158,6 +164,7 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 		Images:          rendercontext.ImagesFromEnv(os.Environ()),
 		StatusNamespace: c.leaseNamespace(),
 		Version:         c.Version,
+		TLS:             tlsServed,
 	})
 	if err != nil {
 		return nil, nil, err

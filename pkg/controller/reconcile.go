@@ -48,7 +48,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	p.want = clusterread.FactWatches(rc)
 	eval := p.plan(rc)
 	p.report(eval)
-	return r.finish(ctx, p.hco.GetResourceVersion(), p.want, p.retry)
+	return r.finish(ctx, rc, p.hco.GetResourceVersion(), p.want, p.retry)
 }
 
 // readFacts is the facts phase: the render context from the caches, or,
@@ -63,7 +63,8 @@ func (r *Reconciler) readFacts(ctx context.Context) (*rendercontext.RenderContex
 			// the HCO watch wake us up when that changes.
 			idle := report.IdleFor(facts, r.opts.Namespace, err)
 			r.report.Idle(ctx, idle)
-			res, _ := r.finish(ctx, "", clusterread.FactWatches(rendercontext.New(facts)), r.publishIdle(ctx, idle.Reason))
+			idleRC := rendercontext.New(facts)
+			res, _ := r.finish(ctx, idleRC, "", clusterread.FactWatches(idleRC), r.publishIdle(ctx, idle.Reason))
 			return nil, res, true
 		}
 		log.FromContext(ctx).Error(err, "cannot read cluster facts; retrying", "action", "retry")
@@ -77,7 +78,7 @@ func (r *Reconciler) readFacts(ctx context.Context) (*rendercontext.RenderContex
 		// Uninstall: the operators owning the operands clean up. Writing
 		// now would re-create what they delete; deleting is not ours to do.
 		r.report.Idle(ctx, report.IdleStatus{Reason: report.IdleHCOTerminating, Message: "HyperConverged " + r.opts.Namespace + "/" + rendercontext.HCOName + " is being deleted: nothing is written or deleted"})
-		res, _ := r.finish(ctx, facts.HCO.GetResourceVersion(), clusterread.FactWatches(rc), r.publishIdle(ctx, report.IdleHCOTerminating))
+		res, _ := r.finish(ctx, rc, facts.HCO.GetResourceVersion(), clusterread.FactWatches(rc), r.publishIdle(ctx, report.IdleHCOTerminating))
 		return nil, res, true
 	}
 	return rc, reconcile.Result{}, false
@@ -94,7 +95,7 @@ type rollingWrite struct {
 
 // finish updates the watches and says when to come back: the soonest
 // per-asset retry, else the resync.
-func (r *Reconciler) finish(ctx context.Context, hcoRV string, want map[schema.GroupVersionKind]bool, retry time.Duration) (reconcile.Result, error) {
+func (r *Reconciler) finish(ctx context.Context, rc *rendercontext.RenderContext, hcoRV string, want map[schema.GroupVersionKind]bool, retry time.Duration) (reconcile.Result, error) {
 	var err error
 	if werr := r.reader.Watch(ctx, want); werr != nil {
 		err = fmt.Errorf("update watches: %w", werr)
@@ -104,6 +105,7 @@ func (r *Reconciler) finish(ctx context.Context, hcoRV string, want map[schema.G
 		r.gate.Succeeded("watches")
 	}
 	r.judgeAdmission(ctx)
+	r.followTLS(ctx, rc)
 	r.report.Reconciled(err, hcoRV)
 	if retry > 0 {
 		return reconcile.Result{RequeueAfter: retry + time.Second}, nil

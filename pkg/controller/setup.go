@@ -8,6 +8,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/fleetstatus"
@@ -33,6 +34,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tlsprofile"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
@@ -69,6 +71,9 @@ type Options struct {
 	// Images are the operand images, by name, as the autopilot's
 	// Deployment gives them (rendercontext.ImagesFromEnv in its process).
 	Images map[string]string
+	// TLS, when set, is the profile the TLS endpoints serve: the
+	// reconciler follows APIServer/cluster's.
+	TLS *tlsprofile.Served
 	// StatusNamespace is the autopilot's own namespace, where it keeps the
 	// fleet status ConfigMap (pkg/fleetstatus); empty: no status is kept.
 	StatusNamespace string
@@ -94,6 +99,8 @@ type Reconciler struct {
 	kinds map[string]schema.GroupVersionKind
 	// admission is the state of the policy bounding its own writes.
 	admission admissionView
+	// tlsErr is the last TLS profile problem logged (nil: none).
+	tlsErr atomic.Pointer[string]
 }
 
 // Setup registers the reconciler with mgr, whose cache must have been built
@@ -121,6 +128,10 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	}
 	// The admission policy bounding its writes, watched by name.
 	objects = append(objects, admission.Keys()...)
+	if opts.TLS != nil {
+		// The cluster's TLS profile, for the endpoints it serves.
+		objects = append(objects, rendercontext.ObjectKey{GVK: tlsprofile.APIServerGVK, Name: tlsprofile.APIServerName})
+	}
 	reader, err := clusterread.New(mgr, clusterread.Options{Namespace: opts.Namespace, Catalog: opts.Catalog,
 		Kinds: kindList(kinds), SyncTimeout: opts.SyncTimeout, Structures: opts.Structures, Objects: objects})
 	if err != nil {

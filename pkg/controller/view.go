@@ -30,6 +30,9 @@ func (r *Reconciler) Snapshot() report.Snapshot {
 	s.Health.Throttled = r.gate.Throttled()
 	state, reason := r.admissionState()
 	s.Health.AdmissionPolicy, s.Health.AdmissionPolicyReason = string(state), reason
+	if r.opts.TLS != nil {
+		s.Health.TLSProfile = r.opts.TLS.Current().String()
+	}
 	s.Throttle = make(map[string]throttle.State, len(s.Assets))
 	for _, a := range s.Assets {
 		if a.Object != "" {

@@ -44,7 +44,8 @@ func Resource(kind string) string {
 var static = []rbacv1.PolicyRule{
 	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
-	{APIGroups: []string{"config.openshift.io"}, Resources: []string{"infrastructures", "schedulers"}, Verbs: []string{"get", "list", "watch"}},
+	// apiservers: the cluster's TLS profile, served by the metrics endpoint.
+	{APIGroups: []string{"config.openshift.io"}, Resources: []string{"apiservers", "infrastructures", "schedulers"}, Verbs: []string{"get", "list", "watch"}},
 	// Pool labels: another KubeletConfig selecting a pool the autopilot configures clashes.
 	{APIGroups: []string{"machineconfiguration.openshift.io"}, Resources: []string{"machineconfigpools"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},

@@ -123,6 +123,9 @@ type Health struct {
 	// autopilot's own writes is in place (pkg/admission), and why not.
 	AdmissionPolicy       string `json:"admissionPolicy,omitempty"`
 	AdmissionPolicyReason string `json:"admissionPolicyReason,omitempty"`
+	// TLSProfile is the TLS profile the secure endpoints serve (the
+	// cluster's, pkg/tlsprofile).
+	TLSProfile string `json:"tlsProfile,omitempty"`
 }
 
 // Snapshot returns a copy of what was last recorded.

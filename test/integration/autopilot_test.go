@@ -368,6 +368,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	credentialSpecs(ctx)
 	admissionSpecs(ctx)
 	deputySpecs(ctx)
+	tlsSpecs(ctx)
 	hcoLifecycleSpecs(ctx)
 	lateHCOSpecs(ctx)
 	pacingSpecs(ctx)

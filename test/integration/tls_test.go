@@ -1,0 +1,63 @@
+package integration
+
+import (
+	"context"
+	"crypto/tls"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tlsprofile"
+)
+
+// handshake dials the metrics endpoint offering at most version max and,
+// when given, only ciphers (TLS 1.2 and older).
+func handshake(max uint16, ciphers ...uint16) error {
+	cfg := &tls.Config{InsecureSkipVerify: true, MaxVersion: max, CipherSuites: ciphers} //nolint:gosec // the endpoint's self-signed certificate; only the handshake is judged
+	c, err := tls.Dial("tcp", metricsAddr, cfg)
+	if err == nil {
+		_ = c.Close()
+	}
+	return err
+}
+
+func tlsSpecs(ctx context.Context) {
+	It("serves the cluster's TLS profile on its metrics endpoint, follows a change without a restart, and says which", func() {
+		requireVendorCRDs()
+		profile := func() string { return rec.Snapshot().Health.TLSProfile }
+		// Without the APIServer kind (plain Kubernetes): Intermediate.
+		Eventually(profile).Should(HavePrefix("Intermediate"))
+		Eventually(func() error { return handshake(tls.VersionTLS12) }).Should(Succeed(), "the endpoint is up")
+		Expect(handshake(tls.VersionTLS11)).NotTo(Succeed(), "Intermediate refuses TLS 1.1")
+
+		installCRD(ctx, readCRD(filepath.Join(vendorDir(), "openshift", "0000_10_config-operator_01_apiservers-Default.crd.yaml")))
+		as := newObj(tlsprofile.APIServerGVK, "", tlsprofile.APIServerName)
+		Expect(unstructured.SetNestedMap(as.Object, map[string]any{"type": "Modern", "modern": map[string]any{}}, "spec", "tlsSecurityProfile")).To(Succeed())
+		Expect(k8s.Create(ctx, as)).To(Succeed())
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, as))).To(Succeed())
+			Eventually(profile).Should(HavePrefix("Intermediate"))
+		})
+		Eventually(profile).Should(HavePrefix("Modern"))
+		Expect(handshake(tls.VersionTLS12)).NotTo(Succeed(), "Modern refuses TLS 1.2")
+		Expect(handshake(tls.VersionTLS13)).To(Succeed())
+		Expect(logs.find(map[string]string{"msg": "TLS profile served", "action": "report"})).NotTo(BeEmpty())
+
+		// Custom: only the suites it names, whatever the certificate's key.
+		update(tlsprofile.APIServerGVK, "", tlsprofile.APIServerName, "admin", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedMap(u.Object, map[string]any{"type": "Custom", "custom": map[string]any{
+				"ciphers":       []any{"ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384"},
+				"minTLSVersion": "VersionTLS12",
+			}}, "spec", "tlsSecurityProfile")).To(Succeed())
+		})
+		Eventually(profile).Should(HavePrefix("Custom"))
+		Expect(handshake(tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384)).To(Succeed())
+		err := handshake(tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)
+		Expect(err).To(HaveOccurred(), "a suite the profile does not name")
+		Expect(strings.ToLower(err.Error())).To(ContainSubstring("handshake"))
+	})
+}
