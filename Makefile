@@ -108,15 +108,17 @@ lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@hack/golangci-lint.sh "$(BIN)" "$(GOLANGCI_LINT_VERSION)" run ./...
 
-## generate: docs/assets.md, the README asset table, config/rbac/role.yaml, the admission policy (config/rbac/admission_policy.yaml) and the compiled catalog, from the catalog
+## generate: docs/assets.md, the README asset table, config/rbac/role.yaml, the admission policy (config/rbac/admission_policy.yaml), the compiled catalog and the OLM bundle (bundle/), from the catalog and config/
 generate:
 	$(GO) run ./cmd/docs-gen
 	$(GO) run ./cmd/rbac-gen
+	$(GO) run ./cmd/bundle-gen
 
 ## verify: generated files are up to date, code is formatted and vetted
 verify: vet
 	@$(MAKE) --no-print-directory generate
-	@git diff --exit-code -- docs/assets.md README.md config/rbac/role.yaml config/rbac/admission_policy.yaml assets/metadata.yaml.compiled.json || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+	@git diff --exit-code -- docs/assets.md README.md config/rbac/role.yaml config/rbac/admission_policy.yaml assets/metadata.yaml.compiled.json bundle/ || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+	@untracked=$$(git status --porcelain --untracked-files=all -- bundle/ config/rbac/); if [ -n "$$untracked" ]; then echo "generated files not committed:"; echo "$$untracked"; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
 
