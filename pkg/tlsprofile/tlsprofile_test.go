@@ -97,7 +97,7 @@ func TestServedFollowsAChange(t *testing.T) {
 		}
 		c, err := tls.Dial("tcp", srv.Listener.Addr().String(), cfg)
 		if err == nil {
-			c.Close()
+			_ = c.Close()
 		}
 		return err
 	}
