@@ -1,0 +1,161 @@
+// Package image builds the autopilot's OCI image as 'make image' does and
+// opens it with nothing but the OCI image layout specification (index,
+// manifest, config, layers; every blob checked against its digest): its
+// configuration, its files, and its binaries run.
+package image
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+type descriptor struct {
+	MediaType   string            `json:"mediaType"`
+	Digest      string            `json:"digest"`
+	Size        int64             `json:"size"`
+	Annotations map[string]string `json:"annotations"`
+}
+
+func root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// blob reads a blob of the layout and checks it against its digest.
+func blob(t *testing.T, dir string, d descriptor) []byte {
+	t.Helper()
+	alg, hexsum, ok := strings.Cut(d.Digest, ":")
+	if !ok || alg != "sha256" {
+		t.Fatalf("digest %q", d.Digest)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "blobs", alg, hexsum))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(raw)
+	if hex.EncodeToString(sum[:]) != hexsum || int64(len(raw)) != d.Size {
+		t.Fatalf("blob %s does not match its descriptor (%d bytes, want %d)", d.Digest, len(raw), d.Size)
+	}
+	return raw
+}
+
+func TestImage(t *testing.T) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the image is linux/amd64; this runs on %s/%s", runtime.GOOS, runtime.GOARCH)
+		}
+		t.Skipf("the image's binaries run on linux/amd64 only")
+	}
+	out := t.TempDir()
+	cmd := exec.Command("make", "--no-print-directory", "image", "IMAGE_OUT="+out, "VERSION=v9.9.9-test")
+	cmd.Dir = root()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make image: %v\n%s", err, b)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "oci-layout")); err != nil || !strings.Contains(string(b), `"imageLayoutVersion"`) {
+		t.Fatalf("not an OCI image layout: %v %s", err, b)
+	}
+	var index struct{ Manifests []descriptor }
+	raw, err := os.ReadFile(filepath.Join(out, "index.json"))
+	if err != nil || json.Unmarshal(raw, &index) != nil || len(index.Manifests) != 1 {
+		t.Fatalf("index.json: %v %s", err, raw)
+	}
+	if ref := index.Manifests[0].Annotations["org.opencontainers.image.ref.name"]; ref != "virt-platform-autopilot:v9.9.9-test" {
+		t.Errorf("reference %q", ref)
+	}
+	var manifest struct {
+		MediaType string
+		Config    descriptor
+		Layers    []descriptor
+	}
+	if err := json.Unmarshal(blob(t, out, index.Manifests[0]), &manifest); err != nil {
+		t.Fatal(err)
+	}
+	if manifest.MediaType != "application/vnd.oci.image.manifest.v1+json" || manifest.Config.MediaType != "application/vnd.oci.image.config.v1+json" {
+		t.Errorf("media types: %s, %s", manifest.MediaType, manifest.Config.MediaType)
+	}
+	var config struct {
+		OS, Architecture string
+		Config           struct {
+			User            string
+			Entrypoint, Cmd []string
+			Labels          map[string]string
+		}
+	}
+	if err := json.Unmarshal(blob(t, out, manifest.Config), &config); err != nil {
+		t.Fatal(err)
+	}
+	if config.OS != "linux" || config.Architecture != "amd64" {
+		t.Errorf("platform %s/%s", config.OS, config.Architecture)
+	}
+	if config.Config.User != "65532:65532" {
+		t.Errorf("user %q: the image runs as the non-root user (the restricted SCC, runAsNonRoot)", config.Config.User)
+	}
+	if strings.Join(config.Config.Entrypoint, " ") != "/usr/local/bin/virt-platform-autopilot-cluster" || strings.Join(config.Config.Cmd, " ") != "run" {
+		t.Errorf("entrypoint %v cmd %v", config.Config.Entrypoint, config.Config.Cmd)
+	}
+	for k, want := range map[string]string{"org.opencontainers.image.version": "v9.9.9-test", "org.opencontainers.image.source": "https://github.com/kubevirt/virt-platform-autopilot"} {
+		if config.Config.Labels[k] != want {
+			t.Errorf("label %s = %q, want %q", k, config.Config.Labels[k], want)
+		}
+	}
+
+	// The files, as a container runtime unpacks them.
+	fs := t.TempDir()
+	modes := map[string]os.FileMode{}
+	for _, l := range manifest.Layers {
+		zr, err := gzip.NewReader(strings.NewReader(string(blob(t, out, l))))
+		if err != nil {
+			t.Fatalf("layer %s: %v", l.Digest, err)
+		}
+		tr := tar.NewReader(zr)
+		for {
+			h, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			modes[strings.TrimSuffix(h.Name, "/")] = h.FileInfo().Mode()
+			p := filepath.Join(fs, h.Name)
+			switch h.Typeflag {
+			case tar.TypeDir:
+				if err := os.MkdirAll(p, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			case tar.TypeReg:
+				f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o755)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := io.Copy(f, tr); err != nil { //nolint:gosec // our own image, sizes from our own build
+					t.Fatal(err)
+				}
+				_ = f.Close()
+			}
+		}
+	}
+	if m := modes["tmp"]; m&os.ModeSticky == 0 || m.Perm() != 0o777 {
+		t.Errorf("/tmp mode %v", m)
+	}
+	for _, b := range []string{"virt-platform-autopilot", "virt-platform-autopilot-cluster"} {
+		if m := modes["usr/local/bin/"+b]; m.Perm()&0o111 == 0 {
+			t.Errorf("%s is not executable: %v", b, m)
+		}
+		outp, err := exec.Command(filepath.Join(fs, "usr", "local", "bin", b), "version").CombinedOutput()
+		if err != nil || !strings.Contains(string(outp), "v9.9.9-test") {
+			t.Errorf("%s version: %v\n%s", b, err, outp)
+		}
+	}
+}
