@@ -117,7 +117,7 @@ generate:
 ## verify: generated files are up to date, code is formatted and vetted
 verify: vet
 	@$(MAKE) --no-print-directory generate
-	@git diff --exit-code -- docs/assets.md README.md config/rbac/role.yaml config/rbac/admission_policy.yaml assets/metadata.yaml.compiled.json bundle/ || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+	@git diff --exit-code -- docs/assets.md docs/annotations.md README.md config/rbac/role.yaml config/rbac/admission_policy.yaml assets/metadata.yaml.compiled.json bundle/ || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 	@untracked=$$(git status --porcelain --untracked-files=all -- bundle/ config/rbac/); if [ -n "$$untracked" ]; then echo "generated files not committed:"; echo "$$untracked"; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }

@@ -1,5 +1,6 @@
 // Command docs-gen writes docs/assets.md and the asset table of README.md
-// from the catalog, so the docs cannot drift from what ships. 'make verify'
+// from the catalog, and the annotation reference (docs/annotations.md's
+// table, README's list) from pkg/annotations' Reference, so the docs cannot drift from what ships. 'make verify'
 // fails when its output differs from what is committed.
 package main
 
@@ -75,7 +76,21 @@ func run(docsPath, readmePath string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", readmePath, err)
 	}
-	return os.WriteFile(readmePath, []byte(out), 0o644)
+	if out, err = replaceBetween(out, beginAnnotations, endAnnotations, annotationList()); err != nil {
+		return fmt.Errorf("%s: %w", readmePath, err)
+	}
+	if err := os.WriteFile(readmePath, []byte(out), 0o644); err != nil {
+		return err
+	}
+	ref := filepath.Join(filepath.Dir(docsPath), "annotations.md")
+	doc, err := os.ReadFile(ref)
+	if err != nil {
+		return err
+	}
+	if out, err = replaceBetween(string(doc), beginAnnotations, endAnnotations, annotationTable()); err != nil {
+		return fmt.Errorf("%s: %w", ref, err)
+	}
+	return os.WriteFile(ref, []byte(out), 0o644)
 }
 
 type row struct {
