@@ -250,7 +250,7 @@ func readmeTable(cat *catalog.Catalog, rows []row) string {
 	b.WriteString(featureTable(cat, rows))
 	b.WriteString("\nEvery asset, its object and when it is active: [docs/assets.md](docs/assets.md). ")
 	b.WriteString("On a cluster, `render --output features` and `/debug/features` add each feature's state ")
-	b.WriteString("(active, off, waiting, not-applicable, excluded, paused, degraded) and the reason.\n")
+	b.WriteString("(active, off, waiting, not-applicable, hosted, excluded, paused, degraded) and the reason.\n")
 	return b.String()
 }
 

@@ -30,6 +30,9 @@ type renderOptions struct {
 	hcoFile, nodesFile, objectsFile, factsFile, kubeconfig, namespace, output string
 	// factsKey is the file of the key that signs and verifies facts files.
 	factsKey string
+	// nodePoolNamespace is the NodePool's namespace on the management
+	// cluster (--output nodepool).
+	nodePoolNamespace string
 	// deployment is the autopilot's Deployment, namespace/name (live).
 	deployment string
 	// activation, when set, stands in for the HCO's platform.kubevirt.io/autopilot.
@@ -105,7 +108,8 @@ invalid decisions are named on stderr).`,
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "read the HCO and cluster facts from this cluster (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)")
 	f.StringVarP(&o.namespace, "namespace", "n", "openshift-cnv", "live: namespace of the HyperConverged object")
 	f.StringVar(&o.deployment, "autopilot-deployment", DefaultDeployment, "live: the autopilot's Deployment (namespace/name), whose RELATED_IMAGE_* environment names the operand images")
-	f.StringVarP(&o.output, "output", "o", "yaml", "yaml, json, status, features (one line per feature: maturity, switch, state, assets), diff (live only; exit 1 when something would change), or facts (what was read, for --facts-file)")
+	f.StringVarP(&o.output, "output", "o", "yaml", "yaml, json, status, features (one line per feature: maturity, switch, state, assets), diff (live only; exit 1 when something would change), facts (what was read, for --facts-file), or nodepool (a hosted control plane: the ConfigMap a NodePool's spec.config takes, for the management cluster)")
+	f.StringVar(&o.nodePoolNamespace, "nodepool-namespace", "clusters", "--output nodepool: the NodePool's namespace on the management cluster")
 	f.BoolVar(&o.showExcluded, "show-excluded", false, "yaml/json: also list assets that would not be applied, with the reason")
 	f.StringSliceVar(&o.assets, "asset", nil, "only this asset (repeatable)")
 	f.String("activation", "", "evaluate as if the HCO's platform.kubevirt.io/autopilot were this (e.g. true: what switching a paused autopilot on would do)")
@@ -138,9 +142,12 @@ func (o *renderOptions) complete(f *pflag.FlagSet) error {
 // validate refuses flags that do not go together or name nothing.
 func (o *renderOptions) validate(f *pflag.FlagSet) error {
 	switch o.output {
-	case "yaml", "json", "status", "diff", "features", "facts":
+	case "yaml", "json", "status", "diff", "features", "facts", "nodepool":
 	default:
-		return &exitError{ExitError, fmt.Errorf("--output %q: want yaml, json, status, diff, features or facts", o.output)}
+		return &exitError{ExitError, fmt.Errorf("--output %q: want yaml, json, status, diff, features, facts or nodepool", o.output)}
+	}
+	if f.Changed("nodepool-namespace") && o.output != "nodepool" {
+		return &exitError{ExitError, fmt.Errorf("--nodepool-namespace is for --output nodepool")}
 	}
 	if o.factsFile != "" {
 		for _, other := range []string{"hco-file", "nodes-file", "crds", "objects-file", "kubeconfig", "namespace", "autopilot-deployment"} {
@@ -285,6 +292,8 @@ func runRender(o renderOptions, src Source, stdout, stderr io.Writer) error {
 		werr = writeFacts(stdout, cat, e.in, e.reads, o.factsKey)
 	case "features":
 		werr = features.WriteTable(stdout, features.Of(cat, rc, ds, nil))
+	case "nodepool":
+		werr = writeNodePool(stdout, stderr, ds, o.nodePoolNamespace)
 	case "status":
 		werr = preview.WriteStatus(stdout, ds)
 	case "json":

@@ -50,6 +50,13 @@ const (
 	// VerdictMissingDependency: the kind's CRD (or the gate CRD) is not
 	// installed, or the HCO it renders from has not converged.
 	VerdictMissingDependency Verdict = "MissingDependency"
+	// VerdictNodePool: a hosted control plane's guest (Infrastructure
+	// controlPlaneTopology External) serves no MachineConfig or
+	// KubeletConfig: node configuration goes into a NodePool's
+	// spec.config on the management cluster, where a person (or a policy
+	// there) applies it; render --output nodepool writes it. Nothing is
+	// written in the guest, and nothing waits.
+	VerdictNodePool Verdict = "NodePool"
 	// VerdictFailed: rendering or a read failed, or the asset is backing off.
 	VerdictFailed Verdict = "Failed"
 	// VerdictConflict: another actor's object configures the same thing and
@@ -102,12 +109,13 @@ const (
 	Unmanaged         = Outcome(VerdictUnmanaged)
 	Invalid           = Outcome(VerdictInvalid)
 	MissingDependency = Outcome(VerdictMissingDependency)
+	NodePool          = Outcome(VerdictNodePool)
 	Conflict          = Outcome(VerdictConflict)
 	Paused            = Outcome(VerdictPaused)
 )
 
 // Outcomes lists every recorded outcome (one metric series each).
-var Outcomes = []Outcome{Applied, Unchanged, Excluded, Unmanaged, Throttled, Invalid, MissingDependency,
+var Outcomes = []Outcome{Applied, Unchanged, Excluded, Unmanaged, Throttled, Invalid, MissingDependency, NodePool,
 	Inactive, Retained, Paused, Conflict, Failed, Refused, Deleted, Settling, Staged, Drifted}
 
 // Reported is the outcome of a verdict that writes nothing: recorded as

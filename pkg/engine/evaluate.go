@@ -90,6 +90,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	d.Rendered = obj
 	gvk := obj.GroupVersionKind()
 	if !rc.KindAvailable(gvk) {
+		if rc.Topology.ExternalControlPlane && catalog.RebootKinds[gvk.Kind] {
+			d.Verdict, d.Reason = VerdictNodePool, fmt.Sprintf("a hosted control plane: the guest serves no %s; node configuration goes into a NodePool's spec.config on the management cluster ('render --output nodepool' writes it; each change rolls the NodePool)", gvk.Kind)
+			return d
+		}
 		d.Verdict, d.Reason = VerdictMissingDependency, fmt.Sprintf("%s is not served by the cluster (CRD not installed)", gvkString(gvk))
 		return d
 	}

@@ -39,6 +39,10 @@ const (
 	Excluded State = "excluded"
 	// Paused: the HCO's platform.kubevirt.io/autopilot switch leaves it out.
 	Paused State = "paused"
+	// Hosted: on, on a hosted control plane's guest: its node configuration
+	// goes into a NodePool on the management cluster (render --output
+	// nodepool), not into the guest.
+	Hosted State = "hosted"
 )
 
 // Status is one feature on one cluster.
@@ -189,6 +193,9 @@ func state(f *catalog.Feature, rc *rendercontext.RenderContext, ds []member) (St
 	}
 	if m, ok := first(ds, engine.MissingDependency, engine.Settling, engine.Staged); ok {
 		return Waiting, m.d.Asset.Name + ": " + m.reason
+	}
+	if m, ok := first(ds, engine.NodePool); ok {
+		return Hosted, m.d.Asset.Name + ": " + m.reason
 	}
 	for _, m := range ds {
 		if m.outcome == string(engine.VerdictIncluded) {

@@ -13,7 +13,7 @@ var (
 	// AssetOutcome is 1 for each asset's current outcome.
 	AssetOutcome = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: ns, Name: "asset_outcome",
-		Help: "1 for the last outcome of each asset (Applied, Unchanged, Excluded, Unmanaged, Throttled, Invalid, MissingDependency, Inactive, Retained, Failed, Deleted).",
+		Help: "1 for the last outcome of each asset (Applied, Unchanged, Excluded, Unmanaged, Throttled, Invalid, MissingDependency, NodePool, Inactive, Retained, Failed, Deleted).",
 	}, []string{"asset", "outcome"})
 
 	// InvalidAnnotation is 1 while a user annotation is malformed.

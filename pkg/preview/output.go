@@ -28,6 +28,8 @@ func Status(v engine.Verdict) string {
 		return "PAUSED"
 	case engine.VerdictConflict:
 		return "CONFLICT"
+	case engine.VerdictNodePool:
+		return "NODEPOOL"
 	case engine.VerdictMissingDependency:
 		return "MISSING-DEPENDENCY"
 	case engine.VerdictInvalid:
@@ -114,7 +116,7 @@ func WriteStatus(w io.Writer, ds []engine.Decision) error {
 		return err
 	}
 	var parts []string
-	for _, s := range []string{"INCLUDED", "EXCLUDED", "UNMANAGED", "RETAINED", "PAUSED", "CONFLICT", "MISSING-DEPENDENCY", "INVALID", "ERROR"} {
+	for _, s := range []string{"INCLUDED", "EXCLUDED", "UNMANAGED", "RETAINED", "PAUSED", "CONFLICT", "MISSING-DEPENDENCY", "NODEPOOL", "INVALID", "ERROR"} {
 		if counts[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], strings.ToLower(s)))
 		}

@@ -64,6 +64,10 @@ func (r *Reporter) logAction(ctx context.Context, d *engine.Decision, res engine
 		if changed {
 			act("asset waits for a dependency", "action", "wait")
 		}
+	case engine.NodePool:
+		if changed {
+			act("node configuration goes to a NodePool on the management cluster", "action", "nodepool")
+		}
 	case engine.Conflict:
 		if changed {
 			act("object not applied: another object holds its scope", "action", "conflict")
