@@ -23,6 +23,9 @@ import (
 func main() {
 	out := flag.String("out", "config/rbac/role.yaml", "file to write")
 	policyOut := flag.String("policy-out", "config/rbac/admission_policy.yaml", "admission policy file to write")
+	flag.StringVar(&namespace, "namespace", namespace, "the autopilot's namespace (its ServiceAccount's, the fleet status's)")
+	flag.StringVar(&serviceAccount, "service-account", serviceAccount, "the autopilot's ServiceAccount")
+	flag.StringVar(&hcoNamespace, "hco-namespace", hcoNamespace, "the HyperConverged's namespace (objects rendered into it)")
 	flag.Parse()
 	if err := run(*out, *policyOut); err != nil {
 		fmt.Fprintln(os.Stderr, "rbac-gen:", err)
@@ -30,11 +33,13 @@ func main() {
 	}
 }
 
-// The namespace and ServiceAccount config/default deploys the autopilot as
-// (a deployment elsewhere regenerates the policy: see docs/security.md).
-const (
+// The namespace and ServiceAccount config/default deploys the autopilot
+// as, and the HCO's namespace (a deployment elsewhere regenerates the
+// policy with the flags: see docs/security.md).
+var (
 	namespace      = "virt-platform-autopilot-system"
 	serviceAccount = "virt-platform-autopilot"
+	hcoNamespace   = "openshift-cnv"
 )
 
 func run(out, policyOut string) error {
@@ -61,7 +66,7 @@ func run(out, policyOut string) error {
 	}
 	// Its own writes beside the catalog's: the fleet status.
 	extra := []rbac.Object{{GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespace: namespace, Name: fleetstatus.Name}}
-	policy, binding, err := rbac.AdmissionPolicy(assets.FS, cat, ts, "system:serviceaccount:"+namespace+":"+serviceAccount, extra)
+	policy, binding, err := rbac.AdmissionPolicy(assets.FS, cat, ts, hcoNamespace, "system:serviceaccount:"+namespace+":"+serviceAccount, extra)
 	if err != nil {
 		return err
 	}

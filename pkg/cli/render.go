@@ -248,6 +248,25 @@ func evaluate(ctx context.Context, o renderOptions, src Source) (*evaluation, er
 		e.reads.targets(ctx, e.eval)
 	}
 	e.notices = ev.Notices(cat, e.eval)
+	if in.Unverified {
+		// A shared object's template merges into the live object's
+		// content (the cluster monitoring configuration, the node
+		// disruption policy beside an admin's) and copies it into the
+		// output: from an unverified file, its author's. (Other templates
+		// that read their live object keep bounded values only: a CPU
+		// vendor's IOMMU argument, a descheduler profile of the CRD's
+		// enum.)
+		var copied []string
+		for i := range e.eval.Decisions {
+			d := &e.eval.Decisions[i]
+			if d.Verdict == engine.VerdictIncluded && d.Live != nil && d.Asset.Shared {
+				copied = append(copied, engine.ObjectKey(d.Live))
+			}
+		}
+		if len(copied) > 0 {
+			return nil, &exitError{ExitError, fmt.Errorf("%s: a facts file not verified with --facts-key may not carry live objects whose content the render copies into its output (the file's author would choose it); write the facts with 'render --output facts --facts-key KEY' and render them with the same key", strings.Join(copied, ", "))}
+		}
+	}
 	return e, nil
 }
 

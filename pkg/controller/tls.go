@@ -15,8 +15,9 @@ import (
 // followTLS serves the cluster's TLS profile on the TLS endpoints from
 // the next handshake: APIServer/cluster is watched by name, so this reads
 // the cache. Without the kind (plain Kubernetes) or the object,
-// Intermediate; a profile not understood, or a read that fails, keeps
-// what is served and says why.
+// Intermediate; a profile not understood serves the strictest (TLS 1.3
+// only), never a weaker guess; a read that fails keeps what is served.
+// Both say why.
 func (r *Reconciler) followTLS(ctx context.Context, rc *rendercontext.RenderContext) {
 	if r.opts.TLS == nil {
 		return
@@ -36,10 +37,11 @@ func (r *Reconciler) followTLS(ctx context.Context, rc *rendercontext.RenderCont
 	}
 	p, err := tlsprofile.FromAPIServer(obj)
 	if err != nil {
-		r.tlsProblem(ctx, err, "TLS profile not understood; the one served is kept")
-		return
+		r.tlsProblem(ctx, err, "TLS profile not understood; serving the strictest (TLS 1.3 only) until it is fixed")
+		p = tlsprofile.Strictest()
+	} else {
+		r.tlsErr.Store(nil)
 	}
-	r.tlsErr.Store(nil)
 	if r.opts.TLS.Set(p) {
 		log.FromContext(ctx).Info("TLS profile served", "profile", p.String(), "action", "report")
 	}

@@ -89,13 +89,16 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	}
 	d.Rendered = obj
 	gvk := obj.GroupVersionKind()
+	// A hosted control plane's guest serves no node configuration kind:
+	// its objects go to a NodePool, once every other rule (the gate CRD,
+	// the admin's exclusions) has been applied to them as anywhere else.
+	hosted := false
 	if !rc.KindAvailable(gvk) {
-		if rc.Topology.ExternalControlPlane && catalog.RebootKinds[gvk.Kind] {
-			d.Verdict, d.Reason = VerdictNodePool, fmt.Sprintf("a hosted control plane: the guest serves no %s; node configuration goes into a NodePool's spec.config on the management cluster ('render --output nodepool' writes it; each change rolls the NodePool)", gvk.Kind)
+		if !rc.Topology.ExternalControlPlane || !catalog.RebootKinds[gvk.Kind] {
+			d.Verdict, d.Reason = VerdictMissingDependency, fmt.Sprintf("%s is not served by the cluster (CRD not installed)", gvkString(gvk))
 			return d
 		}
-		d.Verdict, d.Reason = VerdictMissingDependency, fmt.Sprintf("%s is not served by the cluster (CRD not installed)", gvkString(gvk))
-		return d
+		hosted = true
 	}
 	if a.GateCRD != "" && !rc.CRDInstalled(a.GateCRD) {
 		d.Verdict, d.Reason = VerdictMissingDependency, fmt.Sprintf("CRD %s is not installed", a.GateCRD)
@@ -103,6 +106,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	}
 	if r, hit := rc.Exclusions.Match(obj.GetKind(), obj.GetNamespace(), obj.GetName()); hit {
 		d.Verdict, d.Reason = VerdictExcluded, fmt.Sprintf("listed in HCO %s as %q", annotations.DisabledResources, r.String())
+		return d
+	}
+	if hosted {
+		d.Verdict, d.Reason = VerdictNodePool, fmt.Sprintf("a hosted control plane: the guest serves no %s; node configuration goes into a NodePool's spec.config on the management cluster ('render --output nodepool' writes it; each change rolls the NodePool)", gvk.Kind)
 		return d
 	}
 	if live != nil {

@@ -171,7 +171,7 @@ func (g *Gate) Judge(rc *rendercontext.RenderContext, w Write) Verdict {
 		}
 	}
 	now := g.cfg.Now()
-	record, why, retry, spent := factBudget(w, now, g.cfg.Resync)
+	record, why, retry, spent := factBudget(w, now, g.cfg.Resync, w.Asset != "" && g.settle.Intent(w.Asset))
 	if spent {
 		return Verdict{Outcome: engine.Staged, Reason: why, RetryAfter: retry}
 	}

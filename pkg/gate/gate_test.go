@@ -371,3 +371,29 @@ func TestFactBudget(t *testing.T) {
 		})
 	}
 }
+
+// A person's change made after the facts changed (the HCO edited, so the
+// object changes under the same facts) is never charged to the fact
+// budget, though the stamp alone would read it as fact-driven.
+func TestFactBudgetSparesAPersonsChange(t *testing.T) {
+	rc := context(atRest)
+	clock := monday.Add(-2 * time.Hour)
+	g := gate.New(gate.Config{Throttle: throttle.Config{Burst: 5, Refill: time.Hour}, SettlePeriod: 5 * time.Minute,
+		Resync: time.Hour, Now: func() time.Time { return clock }})
+	// The facts changed (B) without changing the object (X): the stamp
+	// keeps A. Then a person edits the HCO: the object becomes Y.
+	g.Observe("thing", settle.Print{Facts: "B", Object: "X"})
+	clock = monday.Add(-time.Hour)
+	g.Observe("thing", settle.Print{Facts: "B", Object: "Y"})
+	clock = monday
+	obj := object(reboot)
+	live := obj.DeepCopy()
+	live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: "A", Object: "X"}.Stamp(),
+		annotations.FactRollouts: annotations.FormatFactRollouts([]time.Time{monday.Add(-5 * time.Hour), monday.Add(-3 * time.Hour)})})
+	d := &engine.Decision{Asset: &catalog.Asset{Name: "thing", Disruption: catalog.DisruptionReboot}, Verdict: engine.VerdictIncluded,
+		Rendered: obj, Desired: obj, Live: live, Pools: rc.PoolsReached(obj), FactPrint: "B", ObjectPrint: "Y"}
+	v := g.Judge(rc, gate.ForDecision(d, gate.Correct, []string{"/spec/config"}, nil))
+	if !v.Go || v.FactRollouts != "" {
+		t.Fatalf("a person's change was charged to the fact budget: %+v", v)
+	}
+}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/objyaml"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/redact"
 )
 
 // ConfigKey is the ConfigMap key HyperShift reads (token.go, TokenSecretConfigKey).
@@ -71,10 +72,14 @@ func Config(ds []engine.Decision, namespace string) (Result, error) {
 				continue
 			}
 		case "KubeletConfig":
+		case "ContainerRuntimeConfig":
+			res.Skipped = append(res.Skipped, fmt.Sprintf("ContainerRuntimeConfig/%s: not written by this version's NodePool output", obj.GetName()))
+			continue
 		default:
 			continue
 		}
-		y, err := objyaml.Marshal(clean(obj).Object)
+		// It leaves the cluster: credentials by field, as every output.
+		y, err := objyaml.Marshal(redact.Object(clean(obj)).Object)
 		if err != nil {
 			return res, fmt.Errorf("%s/%s: %w", obj.GetKind(), obj.GetName(), err)
 		}

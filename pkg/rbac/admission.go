@@ -44,7 +44,7 @@ type mcContent struct {
 // only the objects they name (and extra); its MachineConfigs only with
 // the catalog's pool role, files and units. RBAC cannot scope create to
 // names; admission can. A write by anyone else is not judged.
-func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone, serviceAccount string, extra []Object) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding, error) {
+func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone, hcoNamespace, serviceAccount string, extra []Object) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding, error) {
 	allowed := map[schema.GroupVersionResource]map[string]bool{}
 	allow := func(gvk schema.GroupVersionKind, ns, name string) {
 		gvr := schema.GroupVersionResource{Group: gvk.Group, Resource: Resource(gvk.Kind)}
@@ -57,7 +57,7 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 	r := render.New(fsys)
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
-		u, err := r.Render(a.Path, &rendercontext.RenderContext{Namespace: "openshift-cnv", AssumeAllKinds: true}, a.Params, nil)
+		u, err := r.Render(a.Path, &rendercontext.RenderContext{Namespace: hcoNamespace, AssumeAllKinds: true}, a.Params, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("asset %s: %w", a.Name, err)
 		}
@@ -148,6 +148,20 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 						"object.spec.?config.?storage.?files.orValue([]).all(f, (request.name + '|' + string(f.path)) in variables.mcFiles) && " +
 						"object.spec.?config.?systemd.?units.orValue([]).all(u, (request.name + '|' + string(u.name)) in variables.mcUnits))",
 					MessageExpression: "'MachineConfig ' + request.name + ': the autopilot writes a MachineConfig only for its catalog pool role, with the catalog files and units'",
+					Reason:            ptrReason(metav1.StatusReasonForbidden),
+				},
+				{
+					// What no catalog MachineConfig carries, and what would
+					// take a node further than a file or a unit: another OS
+					// image, kernel or extensions, FIPS, users and SSH keys,
+					// links and directories, disks, RAID, filesystems, LUKS.
+					Expression: "request.operation == 'DELETE' || variables.resource != 'machineconfiguration.openshift.io/machineconfigs' || (" +
+						"!has(object.spec.osImageURL) && !has(object.spec.baseOSExtensionsContainerImage) && !has(object.spec.kernelType) && " +
+						"!has(object.spec.extensions) && !has(object.spec.fips) && !object.spec.?config.?passwd.hasValue() && " +
+						"!object.spec.?config.?storage.?links.hasValue() && !object.spec.?config.?storage.?directories.hasValue() && " +
+						"!object.spec.?config.?storage.?disks.hasValue() && !object.spec.?config.?storage.?raid.hasValue() && " +
+						"!object.spec.?config.?storage.?filesystems.hasValue() && !object.spec.?config.?storage.?luks.hasValue())",
+					MessageExpression: "'MachineConfig ' + request.name + ': the autopilot never sets an OS image, kernel type, extensions, FIPS, users, links, directories, disks or filesystems'",
 					Reason:            ptrReason(metav1.StatusReasonForbidden),
 				},
 			},

@@ -7,7 +7,7 @@
 package redact
 
 import (
-	"net/url"
+	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -89,20 +89,18 @@ func Object(u *unstructured.Unstructured) *unstructured.Unstructured {
 	return c
 }
 
-// userinfo redacts the password of a URL with userinfo in s.
+// urlPassword finds the password of a URL's userinfo (RFC 3986) anywhere
+// in a string: a value of its own, a flag (--url=https://u:p@h), a line
+// of an embedded configuration.
+var urlPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:)([^\s/?#@]+)@`)
+
+// userinfo redacts every URL password in s.
 func userinfo(s string) (string, bool) {
 	if !strings.Contains(s, "@") || !strings.Contains(s, "://") {
 		return s, false
 	}
-	p, err := url.Parse(strings.TrimSpace(s))
-	if err != nil || p.User == nil {
-		return s, false
-	}
-	if _, set := p.User.Password(); !set {
-		return s, false
-	}
-	p.User = url.UserPassword(p.User.Username(), Mark)
-	return p.String(), true
+	out := urlPassword.ReplaceAllString(s, "${1}"+Mark+"@")
+	return out, out != s
 }
 
 // walkStrings replaces every string in v for which f reports a change.

@@ -34,6 +34,8 @@ func TestCredentialsNeverLeave(t *testing.T) {
 		"last applied":  `{apiVersion: v1, kind: Node, metadata: {name: n, annotations: {kubectl.kubernetes.io/last-applied-configuration: '{"password":"secret-plant"}'}}}`,
 		"url userinfo": `{apiVersion: observability.openshift.io/v1, kind: ClusterLogForwarder, metadata: {name: l},
 			spec: {outputs: [{name: o, http: {url: "https://user:secret-plant@logs.example.com/x"}}]}}`,
+		"url inside a longer string": `{apiVersion: v1, kind: ConfigMap, metadata: {name: cluster-monitoring-config},
+			data: {config.yaml: "prometheusK8s:\n  remoteWrite:\n  - url: https://writer:secret-plant@metrics.example.com/api\n", args: "--url=https://u:secret-plant@h --other"}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			in := obj(t, y)

@@ -49,6 +49,10 @@ type entry struct {
 	before  string
 	// held is when the current episode of waiting began (zero: none).
 	held time.Time
+	// intent: since the facts last changed, the object changed under the
+	// same facts (a person's edit of the HCO, a new version): what is
+	// pending is not the facts' alone.
+	intent bool
 }
 
 // New returns a tracker holding fact-driven writes for period.
@@ -73,7 +77,10 @@ func (t *Tracker) observe(asset string, p Print) entry {
 	case !ok || e.print.Facts != p.Facts:
 		e = entry{print: p, since: t.now(), changed: ok, before: e.print.Object, held: e.held}
 	default:
-		e.print.Object = p.Object // a person's edit under the same facts
+		if e.print.Object != p.Object {
+			e.intent = true // a person's edit under the same facts
+		}
+		e.print.Object = p.Object
 	}
 	t.seen[asset] = e
 	return e
@@ -112,6 +119,15 @@ func (t *Tracker) Wait(asset string, p, live Print, exists bool) (time.Duration,
 		return 0, false
 	}
 	return left, true
+}
+
+// Intent reports whether, since asset's facts last changed, what it
+// renders changed under the same facts: a person's or a release's change
+// is pending, not the facts' alone.
+func (t *Tracker) Intent(asset string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.seen[asset].intent
 }
 
 // FactDriven says whether rewriting an object stamped live so that it

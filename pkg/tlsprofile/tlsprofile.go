@@ -7,6 +7,7 @@
 package tlsprofile
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"slices"
@@ -14,9 +15,12 @@ import (
 	"sync/atomic"
 
 	configv1 "github.com/openshift/api/config/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // APIServerGVK is the OpenShift kind holding the cluster's profile.
@@ -47,6 +51,37 @@ func Intermediate() Profile {
 		panic(err) // the vendor's own definition: a broken build, not input
 	}
 	return p
+}
+
+// Strictest is what is served while the cluster's profile is not
+// understood: Modern (TLS 1.3 only), never a weaker guess.
+func Strictest() Profile {
+	p, err := fromSpec(string(configv1.TLSProfileModernType), configv1.TLSProfiles[configv1.TLSProfileModernType])
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// Initial reads the cluster's profile once, before anything is served,
+// with r (a direct reader): without the APIServer kind or object,
+// Intermediate; not understood, Strictest; a read that fails,
+// Intermediate, until the reconciler reads it (err says why).
+func Initial(ctx context.Context, r client.Reader) (Profile, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(APIServerGVK)
+	switch err := r.Get(ctx, client.ObjectKey{Name: APIServerName}, u); {
+	case err == nil:
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		return Intermediate(), nil
+	default:
+		return Intermediate(), fmt.Errorf("read APIServer/%s: %w", APIServerName, err)
+	}
+	p, err := FromAPIServer(u)
+	if err != nil {
+		return Strictest(), err
+	}
+	return p, nil
 }
 
 // FromAPIServer reads the profile of APIServer/cluster u; a nil u (the

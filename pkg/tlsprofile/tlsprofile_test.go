@@ -1,12 +1,14 @@
 package tlsprofile
 
 import (
+	"context"
 	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 func apiserver(profile map[string]any) *unstructured.Unstructured {
@@ -125,5 +127,24 @@ func TestServedFollowsAChange(t *testing.T) {
 	}
 	if served.Set(custom) {
 		t.Fatal("the same profile reported as a change")
+	}
+}
+
+// Before anything is served: absent is Intermediate, not understood is
+// the strictest, never a weaker guess.
+func TestInitial(t *testing.T) {
+	ctx := context.Background()
+	p, err := Initial(ctx, fake.NewClientBuilder().Build())
+	if err != nil || p.Name != "Intermediate" {
+		t.Fatalf("absent: %v %v", p, err)
+	}
+	bad := apiserver(map[string]any{"type": "Paranoid"})
+	p, err = Initial(ctx, fake.NewClientBuilder().WithObjects(bad).Build())
+	if err == nil || p.MinVersion != tls.VersionTLS13 {
+		t.Fatalf("not understood: %v %v", p, err)
+	}
+	modern := apiserver(map[string]any{"type": "Modern", "modern": map[string]any{}})
+	if p, err = Initial(ctx, fake.NewClientBuilder().WithObjects(modern).Build()); err != nil || p.Name != "Modern" {
+		t.Fatalf("Modern: %v %v", p, err)
 	}
 }

@@ -103,6 +103,9 @@ func admissionSpecs(ctx context.Context) {
 		units = append(units, map[string]any{"name": "rogue.service", "enabled": true, "contents": "[Service]\nExecStart=/bin/true\n"})
 		Expect(unstructured.SetNestedSlice(withUnit.Object, units, "spec", "config", "systemd", "units")).To(Succeed())
 		refused(sa.Patch(ctx, withUnit, client.MergeFrom(swap)), "a unit the catalog does not ship")
+		withImage := swap.DeepCopy()
+		Expect(unstructured.SetNestedField(withImage.Object, "quay.io/someone/rhcos:evil", "spec", "osImageURL")).To(Succeed())
+		refused(sa.Patch(ctx, withImage, client.MergeFrom(swap)), "another OS image")
 
 		// The autopilot says the policy is in place for it, and says so
 		// when it goes.
