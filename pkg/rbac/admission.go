@@ -141,12 +141,19 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 				{
 					// A MachineConfig keeps its pool and ships only the
 					// catalog's files and units: the pod cannot reach the
-					// master pool or add a unit under another name.
+					// master pool or add a unit under another name. Judged
+					// on what the write changes: what another manager (a
+					// person) put on the object before is not the
+					// autopilot's to justify, and its server-side apply
+					// keeps it.
 					Expression: "request.operation == 'DELETE' || variables.resource != 'machineconfiguration.openshift.io/machineconfigs' || " +
 						"(request.name in variables.mcRoles && " +
-						"object.metadata.?labels[?'" + mcRoleLabel + "'].orValue('') == variables.mcRoles[request.name] && " +
-						"object.spec.?config.?storage.?files.orValue([]).all(f, (request.name + '|' + string(f.path)) in variables.mcFiles) && " +
-						"object.spec.?config.?systemd.?units.orValue([]).all(u, (request.name + '|' + string(u.name)) in variables.mcUnits))",
+						"(object.metadata.?labels[?'" + mcRoleLabel + "'].orValue('') == variables.mcRoles[request.name] || " +
+						"(oldObject != null && object.metadata.?labels[?'" + mcRoleLabel + "'].orValue('') == oldObject.metadata.?labels[?'" + mcRoleLabel + "'].orValue(''))) && " +
+						"object.spec.?config.?storage.?files.orValue([]).all(f, (request.name + '|' + string(f.path)) in variables.mcFiles || " +
+						"(oldObject != null && oldObject.spec.?config.?storage.?files.orValue([]).exists(o, string(o.path) == string(f.path)))) && " +
+						"object.spec.?config.?systemd.?units.orValue([]).all(u, (request.name + '|' + string(u.name)) in variables.mcUnits || " +
+						"(oldObject != null && oldObject.spec.?config.?systemd.?units.orValue([]).exists(o, string(o.name) == string(u.name)))))",
 					MessageExpression: "'MachineConfig ' + request.name + ': the autopilot writes a MachineConfig only for its catalog pool role, with the catalog files and units'",
 					Reason:            ptrReason(metav1.StatusReasonForbidden),
 				},
@@ -154,13 +161,15 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 					// What no catalog MachineConfig carries, and what would
 					// take a node further than a file or a unit: another OS
 					// image, kernel or extensions, FIPS, users and SSH keys,
-					// links and directories, disks, RAID, filesystems, LUKS.
+					// links and directories, disks, RAID, filesystems, LUKS;
+					// unless the object already held it as it is (another
+					// manager's, kept by the apply).
 					Expression: "request.operation == 'DELETE' || variables.resource != 'machineconfiguration.openshift.io/machineconfigs' || (" +
-						"!has(object.spec.osImageURL) && !has(object.spec.baseOSExtensionsContainerImage) && !has(object.spec.kernelType) && " +
-						"!has(object.spec.extensions) && !has(object.spec.fips) && !object.spec.?config.?passwd.hasValue() && " +
-						"!object.spec.?config.?storage.?links.hasValue() && !object.spec.?config.?storage.?directories.hasValue() && " +
-						"!object.spec.?config.?storage.?disks.hasValue() && !object.spec.?config.?storage.?raid.hasValue() && " +
-						"!object.spec.?config.?storage.?filesystems.hasValue() && !object.spec.?config.?storage.?luks.hasValue())",
+						unchanged("osImageURL") + " && " + unchanged("baseOSExtensionsContainerImage") + " && " + unchanged("kernelType") + " && " +
+						unchanged("extensions") + " && " + unchanged("fips") + " && " + unchanged("config", "passwd") + " && " +
+						unchanged("config", "storage", "links") + " && " + unchanged("config", "storage", "directories") + " && " +
+						unchanged("config", "storage", "disks") + " && " + unchanged("config", "storage", "raid") + " && " +
+						unchanged("config", "storage", "filesystems") + " && " + unchanged("config", "storage", "luks") + ")",
 					MessageExpression: "'MachineConfig ' + request.name + ': the autopilot never sets an OS image, kernel type, extensions, FIPS, users, links, directories, disks or filesystems'",
 					Reason:            ptrReason(metav1.StatusReasonForbidden),
 				},
@@ -214,3 +223,11 @@ func list(ss []string) string {
 }
 
 func ptrReason(r metav1.StatusReason) *metav1.StatusReason { return &r }
+
+// unchanged is CEL saying the MachineConfig field at spec.<path> is absent,
+// or was already there with the same value before this write.
+func unchanged(path ...string) string {
+	opt := "object.spec.?" + strings.Join(path, ".?")
+	oldOpt := "oldObject.spec.?" + strings.Join(path, ".?")
+	return "(!" + opt + ".hasValue() || (oldObject != null && " + oldOpt + ".hasValue() && object.spec." + strings.Join(path, ".") + " == oldObject.spec." + strings.Join(path, ".") + "))"
+}
