@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"testing"
 
 	"github.com/operator-framework/api/pkg/manifests"
@@ -30,14 +29,9 @@ import (
 
 const namespace = "virt-platform-autopilot-system"
 
-func root() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
 func load(t *testing.T) *manifests.Bundle {
 	t.Helper()
-	b, err := manifests.GetBundleFromDir(filepath.Join(root(), "bundle"))
+	b, err := manifests.GetBundleFromDir(filepath.Join(testenv.RepoRoot(), "bundle"))
 	if err != nil {
 		t.Fatalf("bundle/ does not load as a registry+v1 bundle: %v", err)
 	}
@@ -160,7 +154,7 @@ func TestBundleInstallsOnAnAPIServer(t *testing.T) {
 	}
 	// The installs docs/deployment.md shows (OperatorGroup, Subscription,
 	// ClusterExtension and its installer) are accepted by OLM's CRDs.
-	raw, err := os.ReadFile(filepath.Join(root(), "docs", "deployment.md"))
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "deployment.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -24,11 +23,6 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/nodepool"
 	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
-
-func root() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
 
 func TestNodePoolTakesTheRender(t *testing.T) {
 	vendor := os.Getenv("VENDOR_CRDS")
@@ -50,9 +44,9 @@ func TestNodePoolTakesTheRender(t *testing.T) {
 	}
 	// The guest's APIs: no MachineConfig or KubeletConfig.
 	var out, errOut bytes.Buffer
-	samples := filepath.Join(root(), "config", "samples")
+	samples := filepath.Join(testenv.RepoRoot(), "config", "samples")
 	code := cli.Render([]string{"--hco-file", filepath.Join(samples, "hco.yaml"), "--nodes-file", filepath.Join(samples, "nodes.yaml"),
-		"--objects-file", objs, "--crds", filepath.Join(root(), "test", "crds", "scheduler.yaml"), "-o", "nodepool", "--nodepool-namespace", "clusters"}, &out, &errOut)
+		"--objects-file", objs, "--crds", filepath.Join(testenv.RepoRoot(), "test", "crds", "scheduler.yaml"), "-o", "nodepool", "--nodepool-namespace", "clusters"}, &out, &errOut)
 	if code != cli.ExitOK {
 		t.Fatalf("render -o nodepool: exit %d\n%s", code, errOut.String())
 	}

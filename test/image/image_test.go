@@ -17,6 +17,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
 
 type descriptor struct {
@@ -24,11 +26,6 @@ type descriptor struct {
 	Digest      string            `json:"digest"`
 	Size        int64             `json:"size"`
 	Annotations map[string]string `json:"annotations"`
-}
-
-func root() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
 // blob reads a blob of the layout and checks it against its digest.
@@ -58,7 +55,7 @@ func TestImage(t *testing.T) {
 	}
 	out := t.TempDir()
 	cmd := exec.Command("make", "--no-print-directory", "image", "IMAGE_OUT="+out, "VERSION=v9.9.9-test")
-	cmd.Dir = root()
+	cmd.Dir = testenv.RepoRoot()
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make image: %v\n%s", err, b)
 	}
