@@ -11,7 +11,6 @@ package rendercontext
 import (
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -41,10 +40,11 @@ type RenderContext struct {
 	// Hardware is detected on every node; HardwareFor scopes it to the
 	// pools an asset configures.
 	Hardware Hardware
-	// nodes are the facts' nodes (trimmed to what NodeLabelRead keeps);
+	// nodes are the facts' nodes by class, classHW each class's hardware;
 	// poolHW memoizes HardwareFor over them.
-	nodes  []corev1.Node
-	poolHW *poolMemo
+	nodes   NodeSet
+	classHW []Hardware
+	poolHW  *poolMemo
 	// CRDs holds the installed CRDs by name, for schema-dependent rendering
 	// (profile fallback, optional fields). Nil or empty offline.
 	CRDs map[string]*apiextensionsv1.CustomResourceDefinition

@@ -18,7 +18,11 @@ type Facts struct {
 	HCO            *unstructured.Unstructured
 	Infrastructure *unstructured.Unstructured // config.openshift.io/v1 Infrastructure "cluster", if any
 	Scheduler      *unstructured.Unstructured // config.openshift.io/v1 Scheduler "cluster", if any
-	Nodes          []corev1.Node
+	// Nodes are the nodes as listed (offline, a live client); NodeSet
+	// their classes as the controller's node index keeps them from node
+	// events (nil: classed from Nodes).
+	Nodes   []corev1.Node
+	NodeSet *NodeSet
 	CRDs           []apiextensionsv1.CustomResourceDefinition
 	// AssumeAllKinds: no CRD list was given (an offline render without
 	// CRD files), so every kind counts as served.
@@ -79,31 +83,49 @@ func New(f Facts) *RenderContext {
 		rc.CRDs[f.CRDs[i].Name] = &f.CRDs[i]
 	}
 	rc.Observed = f.Observed
-	rc.Topology = topology(f)
-	rc.Hardware = hardware(f.Nodes)
-	rc.nodes = f.Nodes
+	if f.NodeSet != nil {
+		rc.nodes = *f.NodeSet
+	} else {
+		rc.nodes = NodesOf(f.Nodes)
+	}
+	rc.Topology = topology(f, rc.nodes)
+	rc.classHW = make([]Hardware, len(rc.nodes.Classes))
+	for i := range rc.nodes.Classes {
+		rc.classHW[i] = classHardware(&rc.nodes.Classes[i])
+	}
+	rc.Hardware = union(rc.classHW, nil)
 	rc.poolHW = &poolMemo{m: map[string]memoHW{}}
 	return rc
 }
 
-func topology(f Facts) Topology {
-	var t Topology
-	schedulableMasterNodes := 0
-	for i := range f.Nodes {
-		l := f.Nodes[i].Labels
-		_, m := l[labelMaster]
-		_, cp := l[labelControlPlane]
-		_, w := l[labelWorker]
+// roleCounts are the node counts topology reads.
+type roleCounts struct{ masters, workers, schedulableMasters, nodes int }
+
+func nodeTopology(s NodeSet) roleCounts {
+	var t roleCounts
+	for i := range s.Classes {
+		c := &s.Classes[i]
+		_, m := c.Labels[labelMaster]
+		_, cp := c.Labels[labelControlPlane]
+		_, w := c.Labels[labelWorker]
 		if m || cp {
-			t.Masters++
+			t.masters += c.Count
 			if w {
-				schedulableMasterNodes++
+				t.schedulableMasters += c.Count
 			}
 		} else {
-			t.Workers++
+			t.workers += c.Count
 		}
+		t.nodes += c.Count
 	}
-	t.Nodes = len(f.Nodes)
+	return t
+}
+
+func topology(f Facts, s NodeSet) Topology {
+	var t Topology
+	counts := nodeTopology(s)
+	t.Masters, t.Workers, t.Nodes = counts.masters, counts.workers, counts.nodes
+	schedulableMasterNodes := counts.schedulableMasters
 	if f.Infrastructure != nil {
 		t.OpenShift = true
 		t.ControlPlaneTopology, _, _ = unstructured.NestedString(f.Infrastructure.Object, "status", "controlPlaneTopology")
@@ -126,41 +148,59 @@ func topology(f Facts) Topology {
 	return t
 }
 
-func hardware(nodes []corev1.Node) Hardware {
+// classHardware is what hardware detection reads from one class's nodes.
+func classHardware(c *NodeClass) Hardware {
 	var h Hardware
-	for i := range nodes {
-		n := &nodes[i]
-		for k, v := range n.Labels {
-			if !strings.HasPrefix(k, nfd) {
-				continue
+	for k, v := range c.Labels {
+		if !strings.HasPrefix(k, nfd) {
+			continue
+		}
+		feat := strings.TrimPrefix(k, nfd)
+		switch {
+		case strings.HasPrefix(feat, "pci-") && strings.HasSuffix(feat, ".present") && v == "true":
+			h.PCIDevices = true
+			// PCI class 03xx is a display controller.
+			if strings.HasPrefix(feat, "pci-03") {
+				h.GPU = true
 			}
-			feat := strings.TrimPrefix(k, nfd)
-			switch {
-			case strings.HasPrefix(feat, "pci-") && strings.HasSuffix(feat, ".present") && v == "true":
-				h.PCIDevices = true
-				// PCI class 03xx is a display controller.
-				if strings.HasPrefix(feat, "pci-03") {
-					h.GPU = true
-				}
-			case strings.HasPrefix(feat, "usb-") && strings.HasSuffix(feat, ".present") && v == "true":
-				h.USBDevices = true
-			case feat == "memory-numa" && v == "true":
-				h.NUMA = true
-			case feat == "iommu-enabled" && v == "true":
-				h.IOMMU = true
-			case feat == "network-sriov.capable" && v == "true":
-				h.SRIOV = true
-			case feat == "cpu-model.vendor_id":
-				vendor := map[string]string{"Intel": "Intel", "GenuineIntel": "Intel", "AMD": "AMD", "AuthenticAMD": "AMD"}[v]
-				if vendor != "" && !slices.Contains(h.CPUVendors, vendor) {
-					h.CPUVendors = append(h.CPUVendors, vendor)
-				}
+		case strings.HasPrefix(feat, "usb-") && strings.HasSuffix(feat, ".present") && v == "true":
+			h.USBDevices = true
+		case feat == "memory-numa" && v == "true":
+			h.NUMA = true
+		case feat == "iommu-enabled" && v == "true":
+			h.IOMMU = true
+		case feat == "network-sriov.capable" && v == "true":
+			h.SRIOV = true
+		case feat == "cpu-model.vendor_id":
+			vendor := map[string]string{"Intel": "Intel", "GenuineIntel": "Intel", "AMD": "AMD", "AuthenticAMD": "AMD"}[v]
+			if vendor != "" {
+				h.CPUVendors = []string{vendor}
 			}
 		}
-		for res := range n.Status.Capacity {
-			r := string(res)
-			if r == "nvidia.com/gpu" || r == "amd.com/gpu" || strings.HasPrefix(r, "gpu.intel.com/") {
-				h.GPU = true
+	}
+	if c.GPUResource {
+		h.GPU = true
+	}
+	return h
+}
+
+// union is the hardware of the classes in (nil: every class): a fact one
+// node shows is the group's.
+func union(classes []Hardware, in func(i int) bool) Hardware {
+	var h Hardware
+	for i, c := range classes {
+		if in != nil && !in(i) {
+			continue
+		}
+		h.PCIDevices = h.PCIDevices || c.PCIDevices
+		h.NUMA = h.NUMA || c.NUMA
+		h.IOMMU = h.IOMMU || c.IOMMU
+		h.USBDevices = h.USBDevices || c.USBDevices
+		h.GPU = h.GPU || c.GPU
+		h.SRIOV = h.SRIOV || c.SRIOV
+		for _, v := range c.CPUVendors {
+			if !slices.Contains(h.CPUVendors, v) {
+				h.CPUVendors = append(h.CPUVendors, v)
 			}
 		}
 	}

@@ -57,7 +57,7 @@ func TestMCOSelectsAsMCO(t *testing.T) {
 	}
 }
 
-// The table is read from MCO's code, not from poolOfNodes:
+// The table is read from MCO's code, not from poolOfClasses:
 // machine-config-operator pkg/helpers/helpers.go ListPools keeps the pools
 // whose nodeSelector matches the node, skipping `selector.Empty()` ("it
 // should match nothing, not everything"), and sorts them into master,
@@ -103,7 +103,7 @@ func TestPoolOfNodesAsMCO(t *testing.T) {
 			l["node-role.kubernetes.io/"+r] = ""
 		}
 		rc := New(Facts{Nodes: []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: l}}}, Observed: Observed{Pools: pools}})
-		got, err := rc.poolOfNodes()
+		got, err := rc.poolOfClasses()
 		if err != nil {
 			t.Fatal(err)
 		}

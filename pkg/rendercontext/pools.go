@@ -6,7 +6,6 @@ import (
 	"sort"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -85,17 +84,11 @@ func (rc *RenderContext) hardwareFor(role, pool string) (Hardware, error) {
 	if pool == "" {
 		targets = rc.poolsRendering(role)
 	}
-	assigned, err := rc.poolOfNodes()
+	assigned, err := rc.poolOfClasses()
 	if err != nil {
 		return Hardware{}, err
 	}
-	var nodes []corev1.Node
-	for i := range rc.nodes {
-		if slices.Contains(targets, assigned[i]) {
-			nodes = append(nodes, rc.nodes[i])
-		}
-	}
-	return hardware(nodes), nil
+	return union(rc.classHW, func(i int) bool { return slices.Contains(targets, assigned[i]) }), nil
 }
 
 // poolsRendering names the pools whose machineConfigSelector takes
@@ -115,14 +108,14 @@ func (rc *RenderContext) poolsRendering(role string) []string {
 	return out
 }
 
-// poolOfNodes assigns each node (by index) to its primary pool as MCO
-// does (machine-config-operator pkg/helpers/helpers.go GetPoolsForNode and
+// poolOfClasses assigns each node class (by index) to its primary pool
+// as MCO assigns each node (machine-config-operator pkg/helpers/helpers.go GetPoolsForNode and
 // ListPools): among the pools whose nodeSelector matches it (an empty one
 // matches nothing), master first, whatever else claims it; else its one
 // custom pool (a custom pool's nodes are workers too); else worker. A node
 // two custom pools claim belongs to none, master or not (MCO refuses it). Without pools
 // read, a node's pool is its role label's, master before worker.
-func (rc *RenderContext) poolOfNodes() ([]string, error) {
+func (rc *RenderContext) poolOfClasses() ([]string, error) {
 	type pool struct {
 		name string
 		sel  labels.Selector
@@ -147,11 +140,12 @@ func (rc *RenderContext) poolOfNodes() ([]string, error) {
 			pools = append(pools, pool{name, labels.NewSelector().Add(*r)})
 		}
 	}
-	out := make([]string, len(rc.nodes))
-	for i := range rc.nodes {
+	classes := rc.nodes.Classes
+	out := make([]string, len(classes))
+	for i := range classes {
 		var matched []string
 		for _, p := range pools {
-			if !p.sel.Empty() && p.sel.Matches(labels.Set(rc.nodes[i].Labels)) {
+			if !p.sel.Empty() && p.sel.Matches(labels.Set(classes[i].Labels)) {
 				matched = append(matched, p.name)
 			}
 		}
@@ -170,37 +164,40 @@ func (rc *RenderContext) poolOfNodes() ([]string, error) {
 	return out, nil
 }
 
-// PoolNodes names the nodes MCO assigns to pool (poolOfNodes); an error
-// when that cannot be told (pools unreadable, a selector on a label the
-// node cache drops).
+// PoolNodes names, sorted, the nodes MCO assigns to pool (poolOfClasses);
+// an error when that cannot be told (pools unreadable, a selector on a
+// label the node cache drops).
 func (rc *RenderContext) PoolNodes(pool string) ([]string, error) {
-	assigned, err := rc.poolOfNodes()
+	assigned, err := rc.poolOfClasses()
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	in := map[string]bool{}
 	for i, p := range assigned {
 		if p == pool {
-			out = append(out, rc.nodes[i].Name)
+			in[rc.nodes.Classes[i].Key] = true
 		}
 	}
-	return out, nil
+	return rc.nodes.names(func(key string) bool { return in[key] }), nil
 }
 
-// NodesSelected names the nodes sel matches. An error means sel reads a
-// label the node cache does not hold (NodeLabelRead): which nodes it
-// selects is unknown, never "none".
+// NodesSelected names, sorted, the nodes sel matches. An error means sel
+// reads a label the node cache does not hold (NodeLabelRead): which nodes
+// it selects is unknown, never "none".
 func (rc *RenderContext) NodesSelected(sel labels.Selector) ([]string, error) {
 	if err := readable(sel); err != nil {
 		return nil, err
 	}
-	var out []string
-	for i := range rc.nodes {
-		if sel.Matches(labels.Set(rc.nodes[i].Labels)) {
-			out = append(out, rc.nodes[i].Name)
+	in := map[string]bool{}
+	for i := range rc.nodes.Classes {
+		if sel.Matches(labels.Set(rc.nodes.Classes[i].Labels)) {
+			in[rc.nodes.Classes[i].Key] = true
 		}
 	}
-	return out, nil
+	if len(in) == 0 {
+		return nil, nil
+	}
+	return rc.nodes.names(func(key string) bool { return in[key] }), nil
 }
 
 // readable checks that every label sel reads is one the node cache keeps.

@@ -20,11 +20,11 @@ type PoolSwap struct {
 // A node whose kubelet reports no swap status counts as without swap.
 // Pools are as MCO assigns nodes ("" when they cannot be told).
 func (rc *RenderContext) Swap() []PoolSwap {
-	assigned, err := rc.poolOfNodes()
+	assigned, err := rc.poolOfClasses()
 	by := map[string]*PoolSwap{}
-	for i := range rc.nodes {
-		n := &rc.nodes[i]
-		if _, worker := n.Labels[labelWorker]; !worker {
+	for i := range rc.nodes.Classes {
+		c := &rc.nodes.Classes[i]
+		if _, worker := c.Labels[labelWorker]; !worker {
 			continue // VMs run on workers (schedulable masters carry the role too)
 		}
 		pool := ""
@@ -36,9 +36,9 @@ func (rc *RenderContext) Swap() []PoolSwap {
 			p = &PoolSwap{Pool: pool}
 			by[pool] = p
 		}
-		p.Nodes++
-		if s := n.Status.NodeInfo.Swap; s != nil && s.Capacity != nil && *s.Capacity > 0 {
-			p.WithSwap++
+		p.Nodes += c.Count
+		if c.Swap {
+			p.WithSwap += c.Count
 		}
 	}
 	out := make([]PoolSwap, 0, len(by))
