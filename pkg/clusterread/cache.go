@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/nodefacts"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
@@ -35,11 +36,16 @@ func CacheOptions(cat *catalog.Catalog, structures *structure.Store) cache.Optio
 	return cache.Options{
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{annotations.ManagedByLabel: annotations.ManagedByValue}),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Node{}: {Label: all, Transform: trimNode},
-			&apiextensionsv1.CustomResourceDefinition{}: {Label: all, Transform: trimCRD(keepSchema, structures)},
+			// Read, never changed: no copy per read (UnsafeDisableDeepCopy).
+			// The node index keeps what it reads of a node; CRDs are listed
+			// once per reconcile, hundreds of them.
+			&corev1.Node{}: {Label: all, Transform: trimNode, UnsafeDisableDeepCopy: &noCopy},
+			&apiextensionsv1.CustomResourceDefinition{}: {Label: all, Transform: trimCRD(keepSchema, structures), UnsafeDisableDeepCopy: &noCopy},
 		},
 	}
 }
+
+var noCopy = true
 
 // factKinds are read unfiltered, whoever owns them: the HCO (read before it
 // is ours, and whatever its annotations say) and OpenShift's cluster config.
@@ -75,6 +81,13 @@ type caches struct {
 	gate    *syncGate
 	// lookups serve the single objects templates read (nil: none).
 	lookups *lookups
+	// nodes count the nodes by class from the node watch (Sources).
+	nodes *nodefacts.Index
+}
+
+// NodeSet is gather.NodeReader: the node index, read under pools.
+func (c caches) NodeSet(pools []*unstructured.Unstructured, poolsErr error) (*rendercontext.NodeSet, error) {
+	return c.nodes.Read(pools, poolsErr)
 }
 
 func (c caches) forGVK(gvk schema.GroupVersionKind) cache.Cache {

@@ -15,21 +15,19 @@ import (
 	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/nodefacts"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
@@ -83,7 +81,7 @@ func New(mgr manager.Manager, opts Options) (*Reader, error) {
 		return nil, err
 	}
 	r := &Reader{
-		caches:     caches{managed: mgr.GetCache(), facts: facts, gate: newSyncGate(opts.SyncTimeout)},
+		caches:     caches{managed: mgr.GetCache(), facts: facts, gate: newSyncGate(opts.SyncTimeout), nodes: nodefacts.New()},
 		direct:     mgr.GetAPIReader(),
 		namespace:  opts.Namespace,
 		reads:      rendercontext.Reads(opts.Catalog),
@@ -115,21 +113,14 @@ func (r *Reader) Facts(ctx context.Context) (rendercontext.Facts, error) {
 }
 
 // Sources are the watches that exist from the start: CRDs (a soft
-// dependency arriving or leaving) and Nodes, which matter only for their
-// labels, capacity (hardware facts) and the swap their kubelet reports.
-// Their initial lists trigger the first reconcile.
-func (r *Reader) Sources(h handler.EventHandler) []source.Source {
-	nodeFacts := predicate.Or(predicate.LabelChangedPredicate{}, predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			o, ok1 := e.ObjectOld.(*corev1.Node)
-			n, ok2 := e.ObjectNew.(*corev1.Node)
-			return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Status.Capacity, n.Status.Capacity) ||
-				!equality.Semantic.DeepEqual(o.Status.NodeInfo.Swap, n.Status.NodeInfo.Swap)
-		},
-	})
+// dependency arriving or leaving) and Nodes, which matter only for the
+// facts their classes give (pkg/nodefacts): a node event that changes none
+// enqueues nothing, one that does enqueues hco after nodeDelay. Their
+// initial lists trigger the first reconcile.
+func (r *Reader) Sources(h handler.EventHandler, hco reconcile.Request, nodeDelay time.Duration) []source.Source {
 	return []source.Source{
 		source.Kind[client.Object](r.managed, &apiextensionsv1.CustomResourceDefinition{}, h),
-		source.Kind[client.Object](r.managed, &corev1.Node{}, h, nodeFacts),
+		&nodefacts.Source{Cache: r.managed, Index: r.nodes, Request: hco, Delay: nodeDelay},
 	}
 }
 

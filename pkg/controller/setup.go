@@ -154,11 +154,12 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	if opts.StatusNamespace != "" {
 		r.fleet = &fleetstatus.Writer{Reader: reader, Client: mgr.GetClient(), Namespace: opts.StatusNamespace, Version: opts.Version, Now: opts.Now, Budget: g.Budget}
 	}
+	hco := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: opts.Namespace, Name: rendercontext.HCOName}}
 	toHCO := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: opts.Namespace, Name: rendercontext.HCOName}}}
+		return []reconcile.Request{hco}
 	})
 	b := ctrl.NewControllerManagedBy(mgr).Named("autopilot")
-	for _, src := range reader.Sources(toHCO) {
+	for _, src := range reader.Sources(toHCO, hco, settle.Step(opts.SettlePeriod)) {
 		b = b.WatchesRawSource(src)
 	}
 	c, err := b.Build(r)

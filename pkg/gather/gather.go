@@ -91,12 +91,27 @@ func Facts(ctx context.Context, r client.Reader, namespace string, reads []rende
 	}
 	f.Objects, f.ObjectErrs = readObjects(ctx, r, reads, served)
 	f.StorageClasses, f.StorageClassesErr = listAll(ctx, r, rendercontext.StorageClassGVK)
+	if nr, ok := r.(NodeReader); ok {
+		// The controller: nodes counted by class as their events arrive,
+		// read under the pools just read (no node listed or copied).
+		if f.NodeSet, err = nr.NodeSet(f.Pools, f.PoolsErr); err != nil {
+			return f, fmt.Errorf("node facts: %w", err)
+		}
+		return f, nil
+	}
 	var nodes corev1.NodeList
 	if err := r.List(ctx, &nodes); err != nil {
 		return f, fmt.Errorf("list nodes: %w", err)
 	}
 	f.Nodes = nodes.Items
 	return f, nil
+}
+
+// NodeReader is a reader that keeps the nodes' facts itself (the
+// controller's node index, pkg/nodefacts), read under the pools read in
+// the same pass.
+type NodeReader interface {
+	NodeSet(pools []*unstructured.Unstructured, poolsErr error) (*rendercontext.NodeSet, error)
 }
 
 // HCO reads the HyperConverged object of namespace.

@@ -84,6 +84,13 @@ var (
 		Help: "1 for the state of the admission policy that bounds the autopilot's own writes (Enforced, Absent, NotEnforced, Unknown).",
 	}, []string{"state"})
 
+	// NodeEvents counts node events by what they did: enqueued (a fact the
+	// last reconcile read changed) or ignored (none did).
+	NodeEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Name: "node_events_total",
+		Help: "Node events by outcome: enqueued (a node fact the last reconcile read changed: a reconcile follows, at most one per settle step) or ignored (no fact read changed: no reconcile).",
+	}, []string{"outcome"})
+
 	// ReconcileDuration times full reconciles.
 	ReconcileDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: ns, Name: "reconcile_duration_seconds",
@@ -94,5 +101,5 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(Compliance, Deferred, AssetOutcome, InvalidAnnotation, CorrectiveWrites, DriftDetected, Customization, Throttled,
-		MissingDependency, Tombstone, Idle, AdmissionPolicy, ReconcileDuration)
+		MissingDependency, Tombstone, Idle, AdmissionPolicy, NodeEvents, ReconcileDuration)
 }

@@ -362,3 +362,83 @@ func TestNodeClassesEqualTheNodeWalk(t *testing.T) {
 		}
 	}
 }
+
+// A node event that leaves the print unchanged changes no fact a render or
+// decision reads, judged by the walk: topology, hardware, each pool's
+// hardware, node count and swap, and whether a selector matches any node.
+// (And the print does not always change: label churn within a pool is
+// free, which is what the print is for.)
+func TestNodePrintCoversEveryFact(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 1))
+	type facts struct {
+		Topology Topology
+		Hardware Hardware
+		PoolHW   map[string]Hardware
+		PoolErr  map[string]bool
+		Pools    map[string]int
+		Swap     []PoolSwap
+		Selected []bool
+	}
+	selectors := []labels.Selector{
+		labels.SelectorFromSet(labels.Set{nodeRolePrefix + "worker": ""}),
+		labels.SelectorFromSet(labels.Set{nfd + "memory-numa": "true"}),
+		labels.SelectorFromSet(labels.Set{nfd + "pci-0300_10de.present": "true", nodeRolePrefix + "infra": ""}),
+	}
+	read := func(nodes []corev1.Node, pools []*unstructured.Unstructured, poolsErr error) facts {
+		f := Facts{Nodes: nodes, Observed: Observed{Pools: pools, PoolsErr: poolsErr}}
+		o := &oracle{rc: New(f), nodes: nodes, pools: pools, poolsErr: poolsErr}
+		out := facts{Topology: oracleTopology(f), Hardware: oracleHardware(nodes), PoolHW: map[string]Hardware{}, PoolErr: map[string]bool{}, Pools: map[string]int{}, Swap: o.Swap()}
+		for _, p := range []string{"master", "worker", "infra", "virt", "gpu"} {
+			hw, err := o.hardwareFor("", p)
+			out.PoolHW[p], out.PoolErr[p] = hw, err != nil
+			names, _ := o.PoolNodes(p)
+			out.Pools[p] = len(names)
+		}
+		for _, sel := range selectors {
+			names, _ := o.NodesSelected(sel)
+			out.Selected = append(out.Selected, len(names) > 0)
+		}
+		return out
+	}
+	same := 0
+	for i := 0; i < 3000; i++ {
+		nodes, pools, poolsErr := genCluster(r)
+		if len(nodes) < 2 {
+			continue
+		}
+		after := slices.Clone(nodes)
+		k := r.IntN(len(after))
+		switch r.IntN(4) {
+		case 0: // a node leaves
+			after = slices.Delete(after, k, k+1)
+		case 1: // a node takes another's labels (churn within known kinds)
+			n := after[r.IntN(len(after))].DeepCopy()
+			n.Name = after[k].Name
+			after[k] = *n
+		case 2: // a label flips
+			n := after[k].DeepCopy()
+			l := []string{nfd + "memory-numa", nfd + "iommu-enabled", nodeRolePrefix + "infra", nfd + "pci-0300_10de.present"}[r.IntN(4)]
+			if _, ok := n.Labels[l]; ok {
+				delete(n.Labels, l)
+			} else {
+				n.Labels[l] = "true"
+			}
+			after[k] = *n
+		case 3: // a label nothing reads
+			n := after[k].DeepCopy()
+			n.Labels["kubernetes.io/hostname"] = "renamed"
+			after[k] = *n
+		}
+		if NodePrint(NodesOf(nodes), pools, poolsErr) != NodePrint(NodesOf(after), pools, poolsErr) {
+			continue
+		}
+		same++
+		if b, a := read(nodes, pools, poolsErr), read(after, pools, poolsErr); !reflect.DeepEqual(b, a) {
+			t.Fatalf("cluster %d: the print did not change, the facts did:\nbefore %+v\nafter  %+v", i, b, a)
+		}
+	}
+	if same < 500 {
+		t.Fatalf("only %d of the events left the print unchanged: churn would reconcile every time", same)
+	}
+	t.Logf("%d events changed no fact read", same)
+}

@@ -167,3 +167,15 @@ func ParseStamp(s string) Print {
 	f, o, _ := strings.Cut(s, "/")
 	return Print{Facts: f, Object: o}
 }
+
+// Step is how long after a node event that changed a fact the autopilot
+// reads the facts again: a burst (NFD relabelling every node after a
+// restart) costs one reconcile per step. A sixtieth of the period, at most
+// 5 s (5 s of the default 5 minutes); none without a period. A fact seen a
+// step later only holds its write a step longer.
+func Step(period time.Duration) time.Duration {
+	if period <= 0 {
+		return 0
+	}
+	return min(period/60, 5*time.Second)
+}
