@@ -357,6 +357,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	safetySpecs(ctx)
 	settleSpecs(ctx)
 	factBudgetSpecs(ctx)
+	nodeEventSpecs(ctx)
 	deletionSpecs(ctx)
 	vocabularySpecs(ctx)
 	invariantSpecs(ctx)
