@@ -28,6 +28,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/clusterread"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/impact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metricsauth"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -83,6 +84,10 @@ func Scheme() *runtime.Scheme {
 		panic(err)
 	}
 	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	// VMI pages decode into the few fields a rollout's impact reads.
+	if err := impact.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return s

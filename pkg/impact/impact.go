@@ -49,8 +49,8 @@ const (
 
 // Judge says what draining its node does to vmi, and why when it does not
 // simply migrate. clusterStrategy applies when the VMI sets none.
-func Judge(vmi *unstructured.Unstructured, clusterStrategy string) (Fate, string) {
-	strategy, _, _ := unstructured.NestedString(vmi.Object, "spec", "evictionStrategy")
+func Judge(vmi *VMI, clusterStrategy string) (Fate, string) {
+	strategy := vmi.Spec.EvictionStrategy
 	if strategy == "" {
 		strategy = clusterStrategy
 	}
@@ -76,17 +76,15 @@ func Judge(vmi *unstructured.Unstructured, clusterStrategy string) (Fate, string
 
 // liveMigratable reads the VMI's LiveMigratable condition; unknown (no
 // condition yet) is not migratable, as KubeVirt treats it.
-func liveMigratable(vmi *unstructured.Unstructured) (bool, string) {
-	conds, _, _ := unstructured.NestedSlice(vmi.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] != liveMigratableCondTyp {
+func liveMigratable(vmi *VMI) (bool, string) {
+	for _, c := range vmi.Status.Conditions {
+		if c.Type != liveMigratableCondTyp {
 			continue
 		}
-		if m["status"] == "True" {
+		if c.Status == "True" {
 			return true, ""
 		}
-		reason, _ := m["reason"].(string)
+		reason := c.Reason
 		if reason == "" {
 			reason = "no reason given"
 		}
@@ -174,10 +172,10 @@ func Of(ctx context.Context, r client.Reader, rc *rendercontext.RenderContext, p
 		return out // KubeVirt not installed (its CRD is not served): no VMs, no request
 	}
 	strategy := ClusterStrategy(rc)
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(VMIGVK.GroupVersion().WithKind(VMIGVK.Kind + "List"))
+	// Each page decodes into the few fields read (VMIList) and is dropped
+	// once counted: memory holds one page, never every VMI.
 	for cont := ""; ; {
-		list.Object, list.Items = map[string]any{"apiVersion": list.GetAPIVersion(), "kind": list.GetKind()}, nil
+		list := &VMIList{}
 		err := r.List(ctx, list, client.Limit(pageSize), client.Continue(cont))
 		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
 			break // KubeVirt not installed: no VMs
@@ -192,19 +190,19 @@ func Of(ctx context.Context, r client.Reader, rc *rendercontext.RenderContext, p
 		}
 		for i := range list.Items {
 			vmi := &list.Items[i]
-			node, _, _ := unstructured.NestedString(vmi.Object, "status", "nodeName")
-			phase, _, _ := unstructured.NestedString(vmi.Object, "status", "phase")
+			node, phase := vmi.Status.NodeName, vmi.Status.Phase
 			p, on := nodeOf[node]
-			if !on || node == "" || phase != "Running" || out[p].Unknown != "" || vmi.GetDeletionTimestamp() != nil {
+			if !on || node == "" || phase != "Running" || out[p].Unknown != "" || vmi.Metadata.DeletionTimestamp != nil {
 				continue // only a VM running on the pool's nodes is evicted
 			}
+			name := vmi.Metadata.Namespace + "/" + vmi.Metadata.Name
 			switch fate, why := Judge(vmi, strategy); fate {
 			case Migrates:
 				out[p].Migrate++
 			case BlocksDrain:
-				out[p].Blocking = append(out[p].Blocking, vmi.GetNamespace()+"/"+vmi.GetName()+": "+why)
+				out[p].Blocking = append(out[p].Blocking, name+": "+why)
 			case Stops:
-				out[p].Stopping = append(out[p].Stopping, vmi.GetNamespace()+"/"+vmi.GetName()+": "+why)
+				out[p].Stopping = append(out[p].Stopping, name+": "+why)
 			}
 		}
 		if cont = list.GetContinue(); cont == "" {

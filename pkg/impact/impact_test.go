@@ -9,26 +9,18 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
-func vmi(ns, name, node, phase, strategy, migratable string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{}}
-	u.SetGroupVersionKind(VMIGVK)
-	u.SetNamespace(ns)
-	u.SetName(name)
-	if strategy != "" {
-		_ = unstructured.SetNestedField(u.Object, strategy, "spec", "evictionStrategy")
-	}
-	_ = unstructured.SetNestedField(u.Object, node, "status", "nodeName")
-	_ = unstructured.SetNestedField(u.Object, phase, "status", "phase")
+func vmi(ns, name, node, phase, strategy, migratable string) *VMI {
+	v := &VMI{Metadata: VMIMeta{Namespace: ns, Name: name}, Spec: VMISpec{EvictionStrategy: strategy},
+		Status: VMIStatus{NodeName: node, Phase: phase}}
 	if migratable != "" {
-		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": "LiveMigratable", "status": migratable, "reason": "DisksNotLiveMigratable"}}, "status", "conditions")
+		v.Status.Conditions = []VMICondition{{Type: "LiveMigratable", Status: migratable, Reason: "DisksNotLiveMigratable"}}
 	}
-	return u
+	return v
 }
 
 // Every strategy, set on the VMI or by the cluster, with the VMI
@@ -67,7 +59,7 @@ func TestJudge(t *testing.T) {
 
 // pages answers a VMI list in pages of the size asked, as an API server.
 type pages struct {
-	items []*unstructured.Unstructured
+	items []*VMI
 	calls int
 }
 
@@ -80,12 +72,12 @@ func (p *pages) List(_ context.Context, l client.ObjectList, opts ...client.List
 	o := (&client.ListOptions{}).ApplyOptions(opts)
 	start, _ := strconv.Atoi(o.Continue)
 	end := min(start+int(o.Limit), len(p.items))
-	list := l.(*unstructured.UnstructuredList)
-	for _, u := range p.items[start:end] {
-		list.Items = append(list.Items, *u.DeepCopy())
+	list := l.(*VMIList)
+	for _, v := range p.items[start:end] {
+		list.Items = append(list.Items, *v)
 	}
 	if end < len(p.items) {
-		list.SetContinue(strconv.Itoa(end))
+		list.Continue = strconv.Itoa(end)
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ func pools() []*unstructured.Unstructured {
 	for _, name := range []string{"master", "worker", "infra"} {
 		out = append(out, &unstructured.Unstructured{Object: map[string]any{
 			"metadata": map[string]any{"name": name},
-			"spec": map[string]any{"nodeSelector": map[string]any{"matchLabels": map[string]any{"node-role.kubernetes.io/" + name: ""}}},
+			"spec":     map[string]any{"nodeSelector": map[string]any{"matchLabels": map[string]any{"node-role.kubernetes.io/" + name: ""}}},
 		}})
 	}
 	return out

@@ -23,7 +23,7 @@ type Facts struct {
 	// events (nil: classed from Nodes).
 	Nodes   []corev1.Node
 	NodeSet *NodeSet
-	CRDs           []apiextensionsv1.CustomResourceDefinition
+	CRDs    []apiextensionsv1.CustomResourceDefinition
 	// AssumeAllKinds: no CRD list was given (an offline render without
 	// CRD files), so every kind counts as served.
 	AssumeAllKinds bool
