@@ -80,9 +80,9 @@ func (r *Reporter) event(hco, subject *unstructured.Unstructured, typ, reason, m
 }
 
 // eventOnce records an event unless the same one was the last recorded for
-// that subject and reason.
-func (r *Reporter) eventOnce(hco, subject *unstructured.Unstructured, typ, reason, msg string) {
-	k := dedupKey(hco, subject, reason)
+// that owner (eventOwner) and reason.
+func (r *Reporter) eventOnce(owner string, hco, subject *unstructured.Unstructured, typ, reason, msg string) {
+	k := owner + "|" + reason
 	r.mu.Lock()
 	same := r.lastEvent[k] == msg
 	r.lastEvent[k] = msg
@@ -92,22 +92,28 @@ func (r *Reporter) eventOnce(hco, subject *unstructured.Unstructured, typ, reaso
 	}
 }
 
-// forgetEvent drops the dedup state of one (subject, reason).
-func (r *Reporter) forgetEvent(subject *unstructured.Unstructured, reason string) {
-	if subject == nil {
-		return
+// eventOwner names whose episode an asset's Event belongs to: its object's,
+// or, for an asset without one, the asset's own. Never the HCO's for an
+// asset that merely has no object: the golden config's quiet outcome on
+// the HCO would end that episode, and the warning would repeat on every
+// reconcile (and two such assets would take turns).
+func eventOwner(asset string, subject *unstructured.Unstructured) string {
+	if subject != nil {
+		return engine.Identity(subject)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.lastEvent, dedupKey(subject, nil, reason))
+	return "asset " + asset
 }
 
-// forgetEvents drops the dedup state of every reason of subject but keep.
-func (r *Reporter) forgetEvents(subject *unstructured.Unstructured, keep ...string) {
-	if subject == nil {
-		return
-	}
-	prefix := engine.Identity(subject) + "|"
+// forgetEvent drops the dedup state of one (owner, reason).
+func (r *Reporter) forgetEvent(owner, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.lastEvent, owner+"|"+reason)
+}
+
+// forgetEvents drops the dedup state of every reason of owner but keep.
+func (r *Reporter) forgetEvents(owner string, keep ...string) {
+	prefix := owner + "|"
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for k := range r.lastEvent {
@@ -115,12 +121,4 @@ func (r *Reporter) forgetEvents(subject *unstructured.Unstructured, keep ...stri
 			delete(r.lastEvent, k)
 		}
 	}
-}
-
-func dedupKey(hco, subject *unstructured.Unstructured, reason string) string {
-	s := hco
-	if subject != nil {
-		s = subject
-	}
-	return engine.Identity(s) + "|" + reason
 }

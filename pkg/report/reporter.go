@@ -195,7 +195,7 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 		log.FromContext(ctx).Info("dependency installed: the asset is evaluated again", "asset", name, "object", objKey, "action", "dependency-back", "outcome", string(res.Outcome))
 	}
 
-	subject := target
+	subject, owner := target, eventOwner(name, target)
 	switch res.Outcome {
 	case engine.Applied:
 		reason := "Created"
@@ -211,56 +211,56 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 		r.event(hco, subject, corev1.EventTypeNormal, "Deleted", res.Reason)
 		r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason, res.Impact)
 	case engine.Retained:
-		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Retained", fmt.Sprintf("asset %s: %s", name, res.Reason))
+		r.eventOnce(owner, hco, subject, corev1.EventTypeWarning, "Retained", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Throttled:
 		// One event per episode: the message names fields and managers,
 		// not the remaining wait, so it stays the same while the fight lasts.
-		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Thrashing", res.Reason)
+		r.eventOnce(owner, hco, subject, corev1.EventTypeWarning, "Thrashing", res.Reason)
 	case engine.Invalid:
-		r.eventOnce(hco, subject, corev1.EventTypeWarning, invalidEvent(d.Annotation),
+		r.eventOnce(owner, hco, subject, corev1.EventTypeWarning, invalidEvent(d.Annotation),
 			fmt.Sprintf("asset %s: %s is left as it is: %s", name, objKey, res.Reason))
 	case engine.MissingDependency:
-		r.eventOnce(hco, subject, corev1.EventTypeWarning, "MissingDependency", fmt.Sprintf("asset %s: %s", name, res.Reason))
+		r.eventOnce(owner, hco, subject, corev1.EventTypeWarning, "MissingDependency", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Conflict:
-		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Conflict", fmt.Sprintf("asset %s: %s", name, res.Reason))
+		r.eventOnce(owner, hco, subject, corev1.EventTypeWarning, "Conflict", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Settling:
-		r.eventOnce(hco, subject, corev1.EventTypeNormal, "Settling", fmt.Sprintf("asset %s: %s", name, res.Reason))
+		r.eventOnce(owner, hco, subject, corev1.EventTypeNormal, "Settling", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Drifted:
 		// One per change of state: the message names the fields.
-		r.eventOnce(hco, subject, corev1.EventTypeWarning, "Drifted", fmt.Sprintf("asset %s: %s", name, res.Reason))
+		r.eventOnce(owner, hco, subject, corev1.EventTypeWarning, "Drifted", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Staged:
 		// One per episode: the message names when the window opens, the
 		// same until then.
-		r.eventOnce(hco, subject, corev1.EventTypeNormal, "Staged", fmt.Sprintf("asset %s: %s", name, res.Reason))
+		r.eventOnce(owner, hco, subject, corev1.EventTypeNormal, "Staged", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Failed:
-		r.eventOnce(hco, subject, corev1.EventTypeWarning, "SyncFailed", fmt.Sprintf("asset %s: %s", name, res.Reason))
+		r.eventOnce(owner, hco, subject, corev1.EventTypeWarning, "SyncFailed", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Refused:
 		// The API server's own words, once per episode: a refusal is not
 		// a fight, and it stands until a person changes the permission,
 		// the admission rule or the object.
-		r.eventOnce(hco, subject, corev1.EventTypeWarning, "WriteRefused", fmt.Sprintf("asset %s: %s", name, res.Reason))
+		r.eventOnce(owner, hco, subject, corev1.EventTypeWarning, "WriteRefused", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	default:
 		if d.ReportOnly && res.Outcome == engine.Unchanged && had && prev.Outcome == engine.Drifted {
 			r.event(hco, subject, corev1.EventTypeNormal, "Compliant", fmt.Sprintf("asset %s: report-only: the object is again as the autopilot would apply it", name))
 		}
 		// Quiet outcomes: forget the dedup state so a recurrence is reported
 		// again (except a warning that still stands).
-		r.forgetEvents(subject, unresolvedReason, deferredReason)
+		r.forgetEvents(owner, unresolvedReason, deferredReason)
 	}
 	if len(d.Deferred) > 0 {
 		// Once per object and set of fields (the message names them all),
 		// whatever the outcome.
-		r.eventOnce(hco, subject, corev1.EventTypeNormal, deferredReason, fmt.Sprintf(
+		r.eventOnce(owner, hco, subject, corev1.EventTypeNormal, deferredReason, fmt.Sprintf(
 			"asset %s: fields left to their declared owners (%s), never forced: %s", name, annotations.YieldTo, deferredText(d.Deferred)))
 	} else {
-		r.forgetEvent(subject, deferredReason)
+		r.forgetEvent(owner, deferredReason)
 	}
 	if len(d.Unresolved) > 0 {
-		r.eventOnce(hco, subject, corev1.EventTypeWarning, unresolvedReason,
+		r.eventOnce(owner, hco, subject, corev1.EventTypeWarning, unresolvedReason,
 			fmt.Sprintf("annotation %s on %s: pointer(s) %s address nothing on the object and are ignored; the rest of the annotation applies",
 				annotations.IgnoreFields, objKey, strings.Join(d.Unresolved, ", ")))
 	} else {
-		r.forgetEvent(subject, unresolvedReason)
+		r.forgetEvent(owner, unresolvedReason)
 	}
 }
 

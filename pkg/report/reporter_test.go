@@ -3,6 +3,8 @@ package report
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -143,4 +145,69 @@ func TestInvalidEventNamesTheAnnotation(t *testing.T) {
 			t.Errorf("invalidEvent(%s) = %s, want %s", ann, got, want)
 		}
 	}
+}
+
+// Each asset's warnings are one Event per episode, whatever the other
+// assets do: an asset without an object keeps its own episode, never the
+// HCO's (whose golden config's quiet outcome would end it every reconcile)
+// nor another object-less asset's (they would take turns). Checked over
+// generated reconciles against a model of episodes per asset and reason.
+func TestWarningEpisodesArePerAsset(t *testing.T) {
+	r0 := rand.New(rand.NewPCG(29, 3))
+	for run := 0; run < 200; run++ {
+		rec := &countingRecorder{}
+		r := New(rec)
+		hco := obj("HyperConverged", "kubevirt-hyperconverged", "hco-uid")
+		type asset struct {
+			name    string
+			subject *unstructured.Unstructured
+		}
+		assets := []asset{{"golden", hco}, {"sbr", nil}, {"loki", nil}, {"psi", obj("MachineConfig", "psi", "mc-uid")}}
+		model := map[string]string{} // asset|reason -> last message of the episode
+		for step := 0; step < 40; step++ {
+			for _, a := range assets {
+				d := engine.Decision{Asset: &catalog.Asset{Name: a.name}, Verdict: engine.VerdictIncluded, Live: a.subject}
+				var res engine.Result
+				switch r0.IntN(4) {
+				case 0:
+					res = engine.Result{Outcome: engine.Unchanged}
+				case 1:
+					res = engine.Result{Outcome: engine.MissingDependency, Reason: "waiting: " + []string{"a", "b"}[r0.IntN(2)]}
+				case 2:
+					res = engine.Result{Outcome: engine.Conflict, Reason: "clash"}
+				default:
+					res = engine.Result{Outcome: engine.MissingDependency, Reason: "waiting: a"}
+				}
+				want := 0
+				if res.Outcome == engine.Unchanged {
+					for k := range model {
+						if strings.HasPrefix(k, a.name+"|") {
+							delete(model, k)
+						}
+					}
+				} else if k := a.name + "|" + string(res.Outcome); model[k] != res.Reason {
+					model[k] = res.Reason
+					want = 1
+				}
+				before := hcoEvents(rec, a.name)
+				r.Asset(context.Background(), hco, &d, res)
+				if got := hcoEvents(rec, a.name) - before; got != want {
+					t.Fatalf("run %d step %d: asset %s %s %q: %d Events on the HCO, want %d", run, step, a.name, res.Outcome, res.Reason, got, want)
+				}
+			}
+		}
+	}
+}
+
+// hcoEvents counts the Events on the HCO about asset.
+func hcoEvents(c *countingRecorder, asset string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, e := range c.reasons {
+		if strings.Contains(e, "@HyperConverged:") && strings.Contains(e, "asset "+asset+": ") {
+			n++
+		}
+	}
+	return n
 }

@@ -36,9 +36,9 @@ func (r *Reporter) Tombstones(ctx context.Context, hco *unstructured.Unstructure
 			r.event(hco, o, corev1.EventTypeNormal, "TombstoneDeleted", fmt.Sprintf("deleted obsolete object (%s)", t.Tombstone.Path))
 			r.rollout(hco, o, t.Disruption, "obsolete object deleted", t.Impact)
 		case t.Status == tombstone.Skipped:
-			r.eventOnce(hco, o, corev1.EventTypeNormal, "TombstoneSkipped", "left obsolete object in place: "+t.Reason)
+			r.eventOnce(engine.Identity(o), hco, o, corev1.EventTypeNormal, "TombstoneSkipped", "left obsolete object in place: "+t.Reason)
 		case t.Status == tombstone.Error:
-			r.eventOnce(hco, o, corev1.EventTypeWarning, "TombstoneFailed", "could not delete obsolete object (retrying): "+t.Reason)
+			r.eventOnce(engine.Identity(o), hco, o, corev1.EventTypeWarning, "TombstoneFailed", "could not delete obsolete object (retrying): "+t.Reason)
 		}
 	}
 }

@@ -212,7 +212,7 @@ func (b *bench) scaleAt(bin, kubeconfig string, n int) scalePoint {
 	before = scrape()
 	c0 = cpuMs(pid)
 	for i := 0; i < 10; i++ {
-		rv := b.pokeHCO()
+		rv := b.poke()
 		waitFor(b.t, "a reconcile at "+rv, 30*time.Second, func() bool { return healthRV(debugAddr) == rv })
 	}
 	p.ReconcileCPUMs = (cpuMs(pid) - c0) / 10
@@ -341,15 +341,6 @@ func (b *bench) heartbeat(i int) {
 	b.must(b.c.Status().Patch(b.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName(i)}}, client.RawPatch(types.StrategicMergePatchType, js)))
 }
 
-// pokeHCO changes an HCO annotation nothing reads; its new resourceVersion.
-func (b *bench) pokeHCO() string {
-	u := b.hco()
-	a := u.GetAnnotations()
-	a["bench/poke"] += "x"
-	u.SetAnnotations(a)
-	b.must(b.c.Update(b.ctx, u))
-	return u.GetResourceVersion()
-}
 
 func freeAddr(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,6 +73,45 @@ var _ = Describe("Autopilot", Ordered, func() {
 		Eventually(func() string { return rec.Snapshot().Health.HCOResourceVersion }).Should(Equal(rv))
 		Expect(requests.since(mark)).To(BeEmpty(), "a reconcile with no drift must be served from the watch caches")
 		Expect(get(mcGVK, "", psiMC).GetResourceVersion()).To(Equal(mc.GetResourceVersion()))
+
+		// Nor an Event: a warning that stands was told once. Events go out
+		// asynchronously and in order, so a marker Event recorded after the
+		// reconciles shows that every earlier one has arrived.
+		marker := func(key string) {
+			update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
+				setAnnotation(u, "platform.kubevirt.io/steady-marker-a", "")
+				setAnnotation(u, "platform.kubevirt.io/steady-marker-b", "")
+				// An asset that waits with no object (no storage class
+				// offers ReadWriteMany): its warning stands throughout.
+				setAnnotation(u, "platform.kubevirt.io/enable-sbr-detection", "")
+				if key != "" {
+					setAnnotation(u, "platform.kubevirt.io/enable-sbr-detection", "true")
+					setAnnotation(u, "platform.kubevirt.io/"+key, "x")
+				}
+			})
+			if key != "" {
+				Eventually(func() []eventsv1.Event { return events("UnknownAnnotation", key) }).ShouldNot(BeEmpty())
+			}
+		}
+		DeferCleanup(marker, "")
+		marker("steady-marker-a")
+		Eventually(outcomeOf("sbr-detect-only")).Should(Equal(engine.MissingDependency))
+		Eventually(func() []eventsv1.Event { return events("MissingDependency", "sbr-detect-only") }).ShouldNot(BeEmpty())
+		seen := map[string]string{}
+		for _, e := range events("") {
+			seen[e.Name] = e.ResourceVersion
+		}
+		for i := 0; i < 3; i++ {
+			rv := poke()
+			Eventually(func() string { return rec.Snapshot().Health.HCOResourceVersion }).Should(Equal(rv))
+		}
+		marker("steady-marker-b")
+		for _, e := range events("") {
+			if strings.Contains(e.Note, "steady-marker") {
+				continue
+			}
+			Expect(seen).To(HaveKeyWithValue(e.Name, e.ResourceVersion), "an Event recorded by a reconcile with nothing to do: %s %s", e.Reason, e.Note)
+		}
 	})
 
 	It("reverts a manual edit of a managed field", func() {

@@ -167,13 +167,14 @@ func outcomeOf(asset string) func() engine.Outcome {
 	return func() engine.Outcome { return status(asset).Outcome }
 }
 
-// events lists events with reason whose note contains every substring.
+// events lists the Events of reason ("": every one) whose note holds every
+// string of contains.
 func events(reason string, contains ...string) []eventsv1.Event {
 	var list eventsv1.EventList
 	Expect(k8s.List(context.Background(), &list)).To(Succeed())
 	var out []eventsv1.Event
 	for _, e := range list.Items {
-		if e.Reason != reason {
+		if reason != "" && e.Reason != reason {
 			continue
 		}
 		ok := true
