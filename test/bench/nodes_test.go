@@ -341,7 +341,6 @@ func (b *bench) heartbeat(i int) {
 	b.must(b.c.Status().Patch(b.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName(i)}}, client.RawPatch(types.StrategicMergePatchType, js)))
 }
 
-
 func freeAddr(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
