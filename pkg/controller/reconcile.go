@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/fleetstatus"
@@ -107,6 +108,14 @@ func (r *Reconciler) finish(ctx context.Context, rc *rendercontext.RenderContext
 	r.judgeAdmission(ctx)
 	r.followTLS(ctx, rc)
 	r.report.Reconciled(err, hcoRV)
+	r.started.Do(func() {
+		// The first reconcile follows the initial lists of every watch (on
+		// a 5,000-node cluster tens of MiB of nodes, decoded then trimmed
+		// by the cache): hand that garbage back to the system now rather
+		// than over the scavenger's minutes, so the resident memory is the
+		// steady state's.
+		debug.FreeOSMemory()
+	})
 	if retry > 0 {
 		return reconcile.Result{RequeueAfter: retry + time.Second}, nil
 	}

@@ -8,6 +8,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -101,6 +102,8 @@ type Reconciler struct {
 	admission admissionView
 	// tlsErr is the last TLS profile problem logged (nil: none).
 	tlsErr atomic.Pointer[string]
+	// started: the first reconcile finished.
+	started sync.Once
 }
 
 // Setup registers the reconciler with mgr, whose cache must have been built

@@ -40,7 +40,11 @@ type scalePoint struct {
 	// MachineConfigs' rollout impact).
 	FirstConvergeMs float64 `json:"first_converge_ms"`
 	// RSSMiB after converging; then after the events below.
-	RSSMiB      float64 `json:"rss_mib"`
+	RSSMiB float64 `json:"rss_mib"`
+	// HeapMiB is the Go heap in use after converging, HeapFreeMiB what the
+	// runtime holds free and has not returned to the system.
+	HeapMiB     float64 `json:"heap_mib"`
+	HeapFreeMiB float64 `json:"heap_free_mib"`
 	RSSAfterMiB float64 `json:"rss_after_events_mib"`
 	// LabelEventCPUMs and LabelEventRequests: per node-label event (a
 	// worker's NUMA label flipped, 20 a second, its pool keeping both
@@ -171,6 +175,8 @@ func (b *bench) scaleAt(bin, kubeconfig string, n int) scalePoint {
 
 	// A scrape's own cost, taken out of the windows below.
 	scrape := func() map[string]float64 { return scrapeMetrics(b.t, metricsAddr) }
+	mem := scrape()
+	p.HeapMiB, p.HeapFreeMiB = mem["heap_inuse"]/(1<<20), (mem["heap_idle"]-mem["heap_released"])/(1<<20)
 	c0 := cpuMs(pid)
 	for i := 0; i < 10; i++ {
 		scrape()
@@ -388,6 +394,12 @@ func scrapeMetrics(t *testing.T, addr string) map[string]float64 {
 			continue
 		}
 		switch {
+		case base == "go_memstats_heap_inuse_bytes":
+			out["heap_inuse"] = v
+		case base == "go_memstats_heap_idle_bytes":
+			out["heap_idle"] = v
+		case base == "go_memstats_heap_released_bytes":
+			out["heap_released"] = v
 		case base == "rest_client_requests_total":
 			out["requests"] += v
 		case base == "virt_platform_autopilot_node_events_total":
