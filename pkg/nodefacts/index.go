@@ -55,13 +55,14 @@ func (x *Index) Set(n *corev1.Node) bool {
 	if had {
 		x.drop(old)
 	}
-	x.classOf[n.Name] = key
 	c := x.classes[key]
 	if c == nil {
 		nc := rendercontext.ClassOf(n)
 		c = &nc
 		x.classes[key] = c
 	}
+	// The class's own key: one string per class, not one per node.
+	x.classOf[n.Name] = c.Key
 	c.Count++
 	return x.changed()
 }

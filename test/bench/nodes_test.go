@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +40,10 @@ type scalePoint struct {
 	// it last wrote (every asset applied, the VMIs counted for the
 	// MachineConfigs' rollout impact).
 	FirstConvergeMs float64 `json:"first_converge_ms"`
+	// ListNodesMs: the same API server listing the N nodes to a plain
+	// client, as the autopilot's node watch does first (the median of 3):
+	// the part of the first converge that any reader of nodes pays.
+	ListNodesMs float64 `json:"list_nodes_ms"`
 	// RSSMiB after converging; then after the events below.
 	RSSMiB float64 `json:"rss_mib"`
 	// HeapMiB is the Go heap in use after converging, HeapFreeMiB what the
@@ -119,7 +124,9 @@ func TestScale(t *testing.T) {
 			b.must(c.Create(b.ctx, realNode(have)))
 			b.must(c.Create(b.ctx, runningVMI(have)))
 		}
-		points = append(points, b.scaleAt(bin, kubeconfig, n))
+		p := b.scaleAt(bin, kubeconfig, n)
+		p.ListNodesMs = b.listNodes()
+		points = append(points, p)
 	}
 	if err := os.MkdirAll(filepath.Join(testenv.RepoRoot(), "_output"), 0o755); err != nil {
 		t.Fatal(err)
@@ -274,6 +281,20 @@ func (b *bench) scaleAt(bin, kubeconfig string, n int) scalePoint {
 	p.BurstReconciles = after["reconciles"] - before["reconciles"]
 	p.RSSAfterMiB = rssMiB(pid)
 	return p
+}
+
+// listNodes times a plain client's list of every node, served from the API
+// server's watch cache as an informer's first list is (the median of 3).
+func (b *bench) listNodes() float64 {
+	var ds []time.Duration
+	for i := 0; i < 3; i++ {
+		var l corev1.NodeList
+		t0 := time.Now()
+		b.must(b.c.List(b.ctx, &l, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}}))
+		ds = append(ds, time.Since(t0))
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ms(ds[1])
 }
 
 const numaKey = "feature.node.kubernetes.io/memory-numa"
