@@ -241,7 +241,11 @@ func (b *bench) scaleAt(bin, kubeconfig string, n int) scalePoint {
 	b.must(unstructured.SetNestedStringSlice(mc.Object, []string{"psi=0"}, "spec", "kernelArguments"))
 	b.must(b.c.Update(b.ctx, mc, client.FieldOwner("competitor")))
 	waitFor(b.t, "the correction", time.Minute, func() bool { return kernelArgs(b.mc(psiMC)) != "psi=0" })
-	p.ImpactCPUMs = cpuMs(pid) - c0
+	// The count follows the write, in the same reconcile (one worker):
+	// wait until no reconcile is running.
+	scrapes = 0
+	waitFor(b.t, "the correcting reconcile", time.Minute, func() bool { scrapes++; return scrape()["active"] == 0 })
+	p.ImpactCPUMs = cpuMs(pid) - c0 - float64(scrapes)*scrapeMs
 	after = scrape()
 	p.ImpactRequests = after["requests"] - before["requests"]
 	p.RSSAfterImpactMiB = rssMiB(pid)
