@@ -158,3 +158,39 @@ func TestChurnWithinKnownClassesEnqueuesNothing(t *testing.T) {
 		t.Fatal("a node joined: the node count changed, yet it did not enqueue")
 	}
 }
+
+// Events, reads and walks of the names run at once (the informer's
+// goroutine, a reconcile, a debug endpoint): `go test -race` checks them.
+func TestIndexConcurrent(t *testing.T) {
+	x := New()
+	synced(x)
+	ps := pools()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := 0; i < 2000; i++ {
+			name := fmt.Sprintf("n%d", r.IntN(50))
+			if r.IntN(5) == 0 {
+				x.Delete(name)
+			} else {
+				x.Set(genNode(r, name))
+			}
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		s, err := x.Read(ps, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := rendercontext.New(rendercontext.Facts{NodeSet: s, Observed: rendercontext.Observed{Pools: ps}})
+		if _, err := rc.PoolNodes("worker"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
