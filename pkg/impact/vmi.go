@@ -53,7 +53,7 @@ type VMIList struct {
 // DeepCopyObject is runtime.Object's.
 func (l *VMIList) DeepCopyObject() runtime.Object {
 	out := &VMIList{TypeMeta: l.TypeMeta}
-	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	l.DeepCopyInto(&out.ListMeta)
 	out.Items = make([]VMI, len(l.Items))
 	for i, v := range l.Items {
 		out.Items[i] = v

@@ -17,8 +17,8 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
-// ErrNotSynced: the node watch has not delivered every node yet, so no
-// node fact can be told.
+// ErrNotSynced says the node watch has not delivered every node yet, so
+// no node fact can be told.
 var ErrNotSynced = errors.New("the node watch has not synced: node facts are not known yet")
 
 // Index counts the nodes by class.

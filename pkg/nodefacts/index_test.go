@@ -102,7 +102,7 @@ func TestIndexFollowsEvents(t *testing.T) {
 					t.Fatal(err)
 				}
 				readPrint = rendercontext.NodePrint(want, ps, nil)
-				if !reflect.DeepEqual(got.Classes, want.Classes) && !(len(got.Classes) == 0 && len(want.Classes) == 0) {
+				if !reflect.DeepEqual(got.Classes, want.Classes) && (len(got.Classes) != 0 || len(want.Classes) != 0) {
 					t.Fatalf("run %d event %d: classes %+v, the list's %+v", run, ev, got.Classes, want.Classes)
 				}
 				rc := rendercontext.New(rendercontext.Facts{NodeSet: got, Observed: rendercontext.Observed{Pools: ps}})

@@ -91,13 +91,14 @@ func TestScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, cfg, c, err := testenv.Start(crds)
+	env, cfg, _, err := testenv.Start(crds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
 	cfg.QPS, cfg.Burst = 500, 1000
-	if c, err = client.New(cfg, client.Options{}); err != nil {
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	b := &bench{t: t, ctx: context.Background(), c: c, cfg: cfg, results: map[string]float64{}}
@@ -386,7 +387,7 @@ func freeAddr(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().String()
 }
 
@@ -397,7 +398,7 @@ func healthRV(addr string) string {
 	if err != nil {
 		return ""
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var h struct {
 		RV string `json:"hcoResourceVersion"`
 	}
@@ -412,7 +413,7 @@ func scrapeMetrics(t *testing.T, addr string) map[string]float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	out := map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
