@@ -125,3 +125,14 @@ func WriteKubeconfig(cfg *rest.Config, path string) error {
 	kc.CurrentContext = "envtest"
 	return clientcmd.WriteToFile(*kc, path)
 }
+
+// FreeAddr returns a loopback address with a port nothing listens on, for
+// the endpoints of a manager or process a test starts.
+func FreeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String(), nil
+}
