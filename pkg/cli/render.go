@@ -102,7 +102,7 @@ invalid decisions are named on stderr).`,
 	f.StringVar(&o.hcoFile, "hco-file", "", "render offline from this HyperConverged YAML (no cluster needed)")
 	f.StringVar(&o.nodesFile, "nodes-file", "", "offline: Nodes (a List or YAML documents) for hardware and topology facts")
 	f.StringSliceVar(&o.crds, "crds", nil, "offline: CRD file or folder (repeatable); without it every kind counts as installed")
-	f.StringVar(&o.objectsFile, "objects-file", "", "offline: StorageProfiles, StorageClasses, the Infrastructure and objects assets read (a List or YAML documents); without it they are absent")
+	f.StringVar(&o.objectsFile, "objects-file", "", "offline: StorageProfiles, StorageClasses, the Infrastructure and Scheduler, MachineConfigPools, KubeletConfigs and NodeHealthChecks (another's clashes with the autopilot's), and objects assets read (a List or YAML documents); without it they are absent")
 	f.StringVar(&o.factsFile, "facts-file", "", "render offline from a cluster's facts (written by --output facts), exactly as the controller would on it")
 	f.StringVar(&o.factsKey, "facts-key", "", "a file holding the key (at least 32 random bytes) that signs --output facts and verifies --facts-file; a facts file not verified by it may not carry patch or ignore-fields annotations")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "read the HCO and cluster facts from this cluster (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)")

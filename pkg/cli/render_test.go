@@ -301,3 +301,61 @@ func TestOfflineFeatures(t *testing.T) {
 		t.Errorf("an object nothing reads is an error: %s", out)
 	}
 }
+
+// The objects that decide pools are facts offline too: an admin's
+// KubeletConfig on the worker pool makes the autopilot's Conflict, as the
+// controller decides (engine.Clash), and a custom pool that takes worker's
+// MachineConfigs is rolled with it.
+func TestOfflinePoolsAndForeignKubeletConfig(t *testing.T) {
+	dir := t.TempDir()
+	hco := write(t, dir, "hco.yaml", "apiVersion: hco.kubevirt.io/v1\nkind: HyperConverged\nmetadata: {name: kubevirt-hyperconverged, namespace: openshift-cnv}\nspec: {}\n")
+	pools := `apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfigPool
+metadata:
+  name: worker
+  labels: {pools.operator.machineconfiguration.openshift.io/worker: ""}
+spec:
+  nodeSelector: {matchLabels: {node-role.kubernetes.io/worker: ""}}
+  machineConfigSelector: {matchLabels: {machineconfiguration.openshift.io/role: worker}}
+---
+apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfigPool
+metadata:
+  name: virt
+  labels: {pools.operator.machineconfiguration.openshift.io/virt: ""}
+spec:
+  nodeSelector: {matchLabels: {node-role.kubernetes.io/virt: ""}}
+  machineConfigSelector:
+    matchExpressions: [{key: machineconfiguration.openshift.io/role, operator: In, values: [worker, virt]}]
+`
+	admin := `---
+apiVersion: machineconfiguration.openshift.io/v1
+kind: KubeletConfig
+metadata: {name: admin-max-pods}
+spec:
+  machineConfigPoolSelector: {matchLabels: {pools.operator.machineconfiguration.openshift.io/worker: ""}}
+  kubeletConfig: {maxPods: 500}
+`
+	status := func(objects string) string {
+		return run(t, 0, "--hco-file", hco, "--objects-file", write(t, dir, "objects.yaml", objects), "--output", "status")
+	}
+	line := func(out, asset string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, asset) {
+				return l
+			}
+		}
+		return ""
+	}
+	without := status(pools)
+	if l := line(without, "kubelet-worker"); strings.Contains(l, "CONFLICT") {
+		t.Fatalf("no other KubeletConfig, yet: %s", l)
+	}
+	if l := line(without, "psi-enable "); !strings.Contains(l, "virt") {
+		t.Errorf("the custom pool that takes worker's MachineConfigs rolls with it: %s\n%s", l, without)
+	}
+	with := status(pools + admin)
+	if l := line(with, "kubelet-worker"); !strings.Contains(l, "CONFLICT") || !strings.Contains(with, "admin-max-pods") {
+		t.Errorf("an admin's KubeletConfig on the worker pool: %s\n%s", l, with)
+	}
+}

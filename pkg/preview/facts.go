@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -142,10 +143,24 @@ func loadObjects(facts *rendercontext.Facts, f Files) error {
 			facts.StorageClasses = append(facts.StorageClasses, u)
 		case gvk == rendercontext.InfrastructureGVK && u.GetName() == "cluster":
 			facts.Infrastructure = u
+		case gvk == rendercontext.SchedulerGVK && u.GetName() == "cluster":
+			facts.Scheduler = u
+		case gvk == rendercontext.PoolGVK:
+			// Which pools exist and which nodes each holds decide which
+			// pools an object reaches (custom pools take worker's
+			// MachineConfigs), as the controller reads them.
+			facts.Pools = append(facts.Pools, u)
+		case rendercontext.PeerKinds[gvk] != "":
+			// Another KubeletConfig or NodeHealthCheck decides whether the
+			// autopilot's clashes with it (engine.Clash).
+			if facts.Peers == nil {
+				facts.Peers = map[schema.GroupVersionKind][]*unstructured.Unstructured{}
+			}
+			facts.Peers[gvk] = append(facts.Peers[gvk], u)
 		case declared[k]:
 			facts.Objects[k] = u
 		default:
-			return fmt.Errorf("--objects-file %s: %s %s is neither a fact (StorageProfile, StorageClass, Infrastructure cluster) nor an object an asset reads", f.Objects, gvk.Kind, k)
+			return fmt.Errorf("--objects-file %s: %s %s is neither a fact (StorageProfile, StorageClass, Infrastructure or Scheduler cluster, MachineConfigPool, KubeletConfig, NodeHealthCheck) nor an object an asset reads", f.Objects, gvk.Kind, k)
 		}
 	}
 	return nil
