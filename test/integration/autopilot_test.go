@@ -93,7 +93,13 @@ var _ = Describe("Autopilot", Ordered, func() {
 				Eventually(func() []eventsv1.Event { return events("UnknownAnnotation", key) }).ShouldNot(BeEmpty())
 			}
 		}
-		DeferCleanup(marker, "")
+		DeferCleanup(func() {
+			marker("")
+			// The switch off is a change of the fleet status: let it be
+			// written before the next spec counts requests.
+			Eventually(outcomeOf("sbr-detect-only")).ShouldNot(Equal(engine.MissingDependency))
+			reconciledSince(poke())
+		})
 		marker("steady-marker-a")
 		Eventually(outcomeOf("sbr-detect-only")).Should(Equal(engine.MissingDependency))
 		Eventually(func() []eventsv1.Event { return events("MissingDependency", "sbr-detect-only") }).ShouldNot(BeEmpty())
