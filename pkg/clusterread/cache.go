@@ -85,8 +85,9 @@ type caches struct {
 	nodes *nodefacts.Index
 }
 
-// NodeSet is gather.NodeReader: the node index, read under pools.
-func (c caches) NodeSet(pools []*unstructured.Unstructured, poolsErr error) (*rendercontext.NodeSet, error) {
+// NodeSet is gather.NodeReader: the node index, read under pools (nil
+// until it holds every node: the caller lists them).
+func (c caches) NodeSet(pools []*unstructured.Unstructured, poolsErr error) *rendercontext.NodeSet {
 	return c.nodes.Read(pools, poolsErr)
 }
 

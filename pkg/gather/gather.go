@@ -94,10 +94,9 @@ func Facts(ctx context.Context, r client.Reader, namespace string, reads []rende
 	if nr, ok := r.(NodeReader); ok {
 		// The controller: nodes counted by class as their events arrive,
 		// read under the pools just read (no node listed or copied).
-		if f.NodeSet, err = nr.NodeSet(f.Pools, f.PoolsErr); err != nil {
-			return f, fmt.Errorf("node facts: %w", err)
+		if f.NodeSet = nr.NodeSet(f.Pools, f.PoolsErr); f.NodeSet != nil {
+			return f, nil
 		}
-		return f, nil
 	}
 	var nodes corev1.NodeList
 	if err := r.List(ctx, &nodes); err != nil {
@@ -109,9 +108,10 @@ func Facts(ctx context.Context, r client.Reader, namespace string, reads []rende
 
 // NodeReader is a reader that keeps the nodes' facts itself (the
 // controller's node index, pkg/nodefacts), read under the pools read in
-// the same pass.
+// the same pass; nil while it does not hold every node (a replica that
+// does not lead, or before the watch synced): then the nodes are listed.
 type NodeReader interface {
-	NodeSet(pools []*unstructured.Unstructured, poolsErr error) (*rendercontext.NodeSet, error)
+	NodeSet(pools []*unstructured.Unstructured, poolsErr error) *rendercontext.NodeSet
 }
 
 // HCO reads the HyperConverged object of namespace.

@@ -7,7 +7,6 @@
 package nodefacts
 
 import (
-	"errors"
 	"sort"
 	"sync"
 
@@ -16,10 +15,6 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
-
-// ErrNotSynced says the node watch has not delivered every node yet, so
-// no node fact can be told.
-var ErrNotSynced = errors.New("the node watch has not synced: node facts are not known yet")
 
 // Index counts the nodes by class.
 type Index struct {
@@ -99,15 +94,21 @@ func (x *Index) changed() bool {
 // under pools (the pools the same reconcile read), so the events after it
 // enqueue only for a change of what it read. The classes are a copy; the
 // walk of node names reads the index as it is then.
-func (x *Index) Read(pools []*unstructured.Unstructured, poolsErr error) (*rendercontext.NodeSet, error) {
+//
+// Until the node watch has counted every node of its initial list (and on
+// a replica that does not lead, where the watch never starts) it returns
+// nil: the caller lists the nodes instead (gather), from a cache that
+// waits for its own sync. A partial index is never read as the cluster.
+// (The controller's reconciles start only once it has synced.)
+func (x *Index) Read(pools []*unstructured.Unstructured, poolsErr error) *rendercontext.NodeSet {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.synced == nil || !x.synced() {
-		return nil, ErrNotSynced
+		return nil
 	}
 	s := x.set()
 	x.read, x.readOnce, x.pools, x.poolsErr = rendercontext.NodePrint(s, pools, poolsErr), true, pools, poolsErr
-	return &s, nil
+	return &s
 }
 
 // set copies the classes (a few dozen on any real cluster) and walks the

@@ -25,14 +25,36 @@ type Source struct {
 	Request reconcile.Request
 	Delay   time.Duration
 
-	reg toolscache.ResourceEventHandlerRegistration
+	// started yields the registration's error once it is made (then
+	// reg is set); closed after.
+	started chan error
+	reg     toolscache.ResourceEventHandlerRegistration
 }
 
-// Start registers the event handler on the node informer.
+// Start registers the event handler on the node informer, in the
+// background: getting the informer waits for its first list, and a
+// source's Start must not (WaitForSync does, with the controller's
+// deadline).
 func (s *Source) Start(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	s.started = make(chan error, 1)
+	go func() {
+		reg, err := s.register(ctx, q)
+		if err == nil {
+			s.Index.mu.Lock()
+			s.Index.synced = reg.HasSynced
+			s.Index.mu.Unlock()
+			s.reg = reg
+		}
+		s.started <- err
+		close(s.started)
+	}()
+	return nil
+}
+
+func (s *Source) register(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) (toolscache.ResourceEventHandlerRegistration, error) {
 	inf, err := s.Cache.GetInformer(ctx, &corev1.Node{})
 	if err != nil {
-		return fmt.Errorf("node informer: %w", err)
+		return nil, fmt.Errorf("node informer: %w", err)
 	}
 	enqueue := func(changed bool) {
 		if !changed {
@@ -76,25 +98,30 @@ func (s *Source) Start(ctx context.Context, q workqueue.TypedRateLimitingInterfa
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("node informer: %w", err)
+		return nil, fmt.Errorf("node informer: %w", err)
 	}
-	s.Index.mu.Lock()
-	s.reg, s.Index.synced = reg, reg.HasSynced
-	s.Index.mu.Unlock()
-	return nil
+	return reg, nil
 }
 
 // WaitForSync waits until every node of the initial list is counted: the
 // controller starts its workers only then, so no reconcile reads a partial
 // index.
 func (s *Source) WaitForSync(ctx context.Context) error {
-	s.Index.mu.RLock()
-	reg := s.reg
-	s.Index.mu.RUnlock()
-	if reg == nil {
+	if s.started == nil {
 		return fmt.Errorf("node watch not started")
 	}
-	if !toolscache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
+	select {
+	case err := <-s.started:
+		if err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		return fmt.Errorf("node watch did not start: %w", ctx.Err())
+	}
+	if s.reg == nil {
+		return fmt.Errorf("node watch not started")
+	}
+	if !toolscache.WaitForCacheSync(ctx.Done(), s.reg.HasSynced) {
 		return fmt.Errorf("node watch did not sync: %w", ctx.Err())
 	}
 	return nil

@@ -92,15 +92,14 @@ func (r *Reporter) eventOnce(owner string, hco, subject *unstructured.Unstructur
 	}
 }
 
-// eventOwner names whose episode an asset's Event belongs to: its object's,
-// or, for an asset without one, the asset's own. Never the HCO's for an
-// asset that merely has no object: the golden config's quiet outcome on
-// the HCO would end that episode, and the warning would repeat on every
-// reconcile (and two such assets would take turns).
-func eventOwner(asset string, subject *unstructured.Unstructured) string {
-	if subject != nil {
-		return engine.Identity(subject)
-	}
+// eventOwner names whose episode an asset's Event belongs to: the asset's,
+// whatever object it names this time. Not the object's: an asset that
+// fails before it renders has none, and a quiet outcome with its object
+// would not end that episode, so the failure coming back would never be
+// told again. Not the HCO's for an asset without an object: the golden
+// config's quiet outcome on the HCO would end it every reconcile, and the
+// warning would repeat on each (and two such assets would take turns).
+func eventOwner(asset string) string {
 	return "asset " + asset
 }
 

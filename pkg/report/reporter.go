@@ -195,7 +195,7 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 		log.FromContext(ctx).Info("dependency installed: the asset is evaluated again", "asset", name, "object", objKey, "action", "dependency-back", "outcome", string(res.Outcome))
 	}
 
-	subject, owner := target, eventOwner(name, target)
+	subject, owner := target, eventOwner(name)
 	switch res.Outcome {
 	case engine.Applied:
 		reason := "Created"

@@ -148,10 +148,13 @@ func TestInvalidEventNamesTheAnnotation(t *testing.T) {
 }
 
 // Each asset's warnings are one Event per episode, whatever the other
-// assets do: an asset without an object keeps its own episode, never the
-// HCO's (whose golden config's quiet outcome would end it every reconcile)
-// nor another object-less asset's (they would take turns). Checked over
-// generated reconciles against a model of episodes per asset and reason.
+// assets do and whether it names an object this time (one that fails
+// before it renders has none): never the HCO's episode (whose golden
+// config's quiet outcome would end it every reconcile), nor another
+// object-less asset's (they would take turns), nor its object's (a quiet
+// outcome with the object must end the episode of a failure without it).
+// Checked over generated reconciles against a model of episodes per asset
+// and reason.
 func TestWarningEpisodesArePerAsset(t *testing.T) {
 	r0 := rand.New(rand.NewPCG(29, 3))
 	for run := 0; run < 200; run++ {
@@ -166,7 +169,11 @@ func TestWarningEpisodesArePerAsset(t *testing.T) {
 		model := map[string]string{} // asset|reason -> last message of the episode
 		for step := 0; step < 40; step++ {
 			for _, a := range assets {
-				d := engine.Decision{Asset: &catalog.Asset{Name: a.name}, Verdict: engine.VerdictIncluded, Live: a.subject}
+				live := a.subject
+				if r0.IntN(4) == 0 {
+					live = nil // failed before it rendered: no object this time
+				}
+				d := engine.Decision{Asset: &catalog.Asset{Name: a.name}, Verdict: engine.VerdictIncluded, Live: live}
 				var res engine.Result
 				switch r0.IntN(4) {
 				case 0:
