@@ -3,28 +3,20 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
@@ -140,37 +132,6 @@ func TestScale(t *testing.T) {
 		fmt.Printf("%s\n", js)
 	}
 	fmt.Printf("wrote %s\n", path)
-}
-
-// process is one autopilot process and its endpoints.
-type process struct {
-	cmd            *exec.Cmd
-	pid            int
-	metrics, debug string
-	convergedAfter time.Duration
-}
-
-func (p *process) stop() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() }
-
-// startProcess starts the autopilot and waits until it converged: a
-// reconcile finished from the HCO as it is (the autopilot writes the
-// golden config first, then reads it back).
-func (b *bench) startProcess(bin, kubeconfig string, n int) *process {
-	p := &process{metrics: freeAddr(b.t), debug: freeAddr(b.t)}
-	p.cmd = exec.Command(bin, "run", "--kubeconfig", kubeconfig, "--namespace", "openshift-cnv",
-		"--metrics-bind-address", p.metrics, "--debug-bind-address", p.debug, "--health-probe-bind-address", "0",
-		"--resync", "1h", "--zap-log-level", "error")
-	p.cmd.Env = append(os.Environ(), "RELATED_IMAGE_KUBEVIRT_METRICS_EXPORTER=quay.io/kubevirt/kubevirt-metrics-exporter:bench")
-	p.cmd.Stderr = os.Stderr
-	t0 := time.Now()
-	b.must(p.cmd.Start())
-	p.pid = p.cmd.Process.Pid
-	waitFor(b.t, fmt.Sprintf("converge at %d nodes", n), 5*time.Minute, func() bool {
-		rv := healthRV(p.debug)
-		return rv != "" && rv == b.hco().GetResourceVersion()
-	})
-	p.convergedAfter = time.Since(t0)
-	return p
 }
 
 // scaleAt starts a new autopilot process on the cluster as it is and
@@ -308,177 +269,4 @@ func (b *bench) listNodes() float64 {
 	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	return ms(ds[1])
-}
-
-const numaKey = "feature.node.kubernetes.io/memory-numa"
-
-func nodeName(i int) string { return fmt.Sprintf("scale-node-%05d", i) }
-
-// realNode is a worker as NFD and the kubelet leave it: 41 labels (of
-// which the autopilot reads a few), 30 images, 5 conditions.
-func realNode(i int) *corev1.Node {
-	l := map[string]string{
-		"node-role.kubernetes.io/worker": "", "kubernetes.io/hostname": nodeName(i), "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-		"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64", "node.openshift.io/os_id": "rhcos",
-		"topology.kubernetes.io/zone": fmt.Sprintf("zone-%d", i%3), "topology.kubernetes.io/region": "region-1",
-		"feature.node.kubernetes.io/cpu-model.vendor_id": "Intel", "feature.node.kubernetes.io/cpu-model.family": "6",
-		"feature.node.kubernetes.io/cpu-model.id": "143", "feature.node.kubernetes.io/kernel-version.major": "5",
-		"feature.node.kubernetes.io/iommu-enabled": "true", "feature.node.kubernetes.io/pci-0300_1a03.present": "true",
-		"feature.node.kubernetes.io/system-os_release.ID": "rhcos", numaKey: []string{"true", "false"}[i%2],
-	}
-	for _, f := range []string{"AVX", "AVX2", "AVX512F", "AESNI", "FMA3", "SHA", "VMX", "X87", "ADX", "BMI1", "BMI2", "CMPXCHG8",
-		"F16C", "FXSR", "MOVBE", "OSXSAVE", "POPCNT", "RDRAND", "RDSEED", "SSE4", "SSE42", "SSSE3", "XSAVE", "LAHF"} {
-		l["feature.node.kubernetes.io/cpu-cpuid."+f] = "true"
-	}
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName(i), Labels: l}}
-	n.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("250")}
-	n.Status.Allocatable = n.Status.Capacity
-	for k := 0; k < 30; k++ {
-		n.Status.Images = append(n.Status.Images, corev1.ContainerImage{
-			Names:     []string{fmt.Sprintf("quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:%064d", k), fmt.Sprintf("quay.io/openshift/image-%d:4.21", k)},
-			SizeBytes: int64(300+k) << 20})
-	}
-	now := metav1.Now()
-	for _, c := range []corev1.NodeConditionType{corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure, corev1.NodeReady, "NetworkUnavailable"} {
-		st := corev1.ConditionFalse
-		if c == corev1.NodeReady {
-			st = corev1.ConditionTrue
-		}
-		n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: c, Status: st, LastHeartbeatTime: now, LastTransitionTime: now, Reason: "KubeletReady", Message: "kubelet is posting ready status"})
-	}
-	n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: "v1.34.1", ContainerRuntimeVersion: "cri-o://1.34.1", KernelVersion: "5.14.0-570.el9_6.x86_64", OSImage: "Red Hat Enterprise Linux CoreOS 9.6", OperatingSystem: "linux", Architecture: "amd64"}
-	return n
-}
-
-// runningVMI is a VM running on node i, live-migratable.
-func runningVMI(i int) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"spec": map[string]any{"domain": map[string]any{"devices": map[string]any{}, "memory": map[string]any{"guest": "4Gi"}}},
-		"status": map[string]any{"phase": "Running", "nodeName": nodeName(i),
-			"conditions": []any{map[string]any{"type": "LiveMigratable", "status": "True"}, map[string]any{"type": "Ready", "status": "True"}}},
-	}}
-	u.SetGroupVersionKind(schema.GroupVersionKind{Group: "kubevirt.io", Version: "v1", Kind: "VirtualMachineInstance"})
-	u.SetNamespace("default")
-	u.SetName(fmt.Sprintf("vm-%05d", i))
-	return u
-}
-
-func (b *bench) nodeLabel(i int, key string) string {
-	n := &corev1.Node{}
-	b.must(b.c.Get(b.ctx, client.ObjectKey{Name: nodeName(i)}, n))
-	return n.Labels[key]
-}
-
-func (b *bench) patchLabels(i int, labels map[string]string) {
-	js, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels}})
-	b.must(b.c.Patch(b.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName(i)}}, client.RawPatch(types.MergePatchType, js)))
-}
-
-// heartbeat is the kubelet's status update: the Ready condition's time.
-func (b *bench) heartbeat(i int) {
-	js, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
-		"type": "Ready", "status": "True", "lastHeartbeatTime": time.Now().UTC().Format(time.RFC3339Nano)}}}})
-	b.must(b.c.Status().Patch(b.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName(i)}}, client.RawPatch(types.StrategicMergePatchType, js)))
-}
-
-func freeAddr(t *testing.T) string {
-	a, err := testenv.FreeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
-
-// healthRV is the HCO resourceVersion the last finished reconcile started
-// from ("" before one).
-func healthRV(addr string) string {
-	resp, err := http.Get("http://" + addr + "/debug/health?format=json")
-	if err != nil {
-		return ""
-	}
-	defer func() { _ = resp.Body.Close() }()
-	var h struct {
-		RV string `json:"hcoResourceVersion"`
-	}
-	_ = json.NewDecoder(resp.Body).Decode(&h)
-	return h.RV
-}
-
-// scrapeMetrics sums the counters the scale run reads: the process's API
-// requests, its node events and reconciles, and its work queue.
-func scrapeMetrics(t *testing.T, addr string) map[string]float64 {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		name, rest, _ := strings.Cut(line, " ")
-		base, _, _ := strings.Cut(name, "{")
-		v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-		if err != nil {
-			continue
-		}
-		switch {
-		case base == "go_memstats_heap_inuse_bytes":
-			out["heap_inuse"] = v
-		case base == "go_memstats_heap_idle_bytes":
-			out["heap_idle"] = v
-		case base == "go_memstats_heap_released_bytes":
-			out["heap_released"] = v
-		case base == "rest_client_requests_total":
-			out["requests"] += v
-		case base == "virt_platform_autopilot_node_events_total":
-			out["node_events"] += v
-		case base == "controller_runtime_reconcile_total" && strings.Contains(name, `controller="autopilot"`):
-			out["reconciles"] += v
-		case base == "workqueue_depth" && strings.Contains(name, `name="autopilot"`):
-			out["queue_depth"] += v
-		case base == "controller_runtime_active_workers" && strings.Contains(name, `controller="autopilot"`):
-			out["active"] += v
-		}
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return out
-}
-
-// cpuMs is the CPU time pid's threads have run, in milliseconds
-// (nanosecond schedstat, not the 10 ms ticks of /proc/<pid>/stat).
-func cpuMs(pid int) float64 {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	var ns float64
-	for _, f := range tasks {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		fields := strings.Fields(string(b))
-		if len(fields) > 0 {
-			v, _ := strconv.ParseFloat(fields[0], 64)
-			ns += v
-		}
-	}
-	return ns / 1e6
-}
-
-// rssMiB is pid's resident set.
-func rssMiB(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
 }
