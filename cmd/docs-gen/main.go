@@ -197,7 +197,8 @@ func assetsDoc(cat *catalog.Catalog, rows []row) []byte {
 	b.WriteString("So every write that reboots waits: outside the HCO's `platform.kubevirt.io/disruption-window` it is\n")
 	b.WriteString("staged and sent when the window opens, together with the others so each pool rolls once; while\n")
 	b.WriteString("MCO reports the pool Updating or Degraded it waits for the pool (at most an hour); and a write a\n")
-	b.WriteString("changed hardware or topology fact asks for waits for that fact to settle.\n")
+	b.WriteString("changed hardware or topology fact asks for waits for that fact to settle.\n\n")
+	b.WriteString(joiningRollouts)
 	b.WriteString("\n## Vendor rules\n\nRules the autopilot takes from other projects' code, where that code says them, and the\n")
 	b.WriteString("test whose table was read from it (`engine.VendorRules`).\n\n| Rule | Vendor code | Here | Proven by |\n|---|---|---|---|\n")
 	for _, r := range engine.VendorRules {
@@ -346,3 +347,33 @@ func costTable(rows []row) string {
 	}
 	return b.String()
 }
+
+// joiningRollouts is why a staged write is not released into a rollout MCO
+// starts for another reason (an OpenShift upgrade), read from MCO's code
+// (openshift/machine-config-operator at 7ff337a4ffac, the same in
+// release-4.18 to 4.21).
+const joiningRollouts = `### Why a staged change does not join an upgrade's rollout
+
+Releasing a staged change when MCO starts rolling a pool anyway (an OpenShift upgrade) would save a
+rollout only if no node rebooted twice. MCO's code says that holds only before the first node is
+targeted, a moment the autopilot can neither see reliably nor hold, so the window stays the only
+release (besides the admin removing it):
+
+- The render controller makes the new rendered configuration the pool's target at once, whatever
+  the pool is doing (` + "`pkg/controller/render/render_controller.go`, `syncGeneratedMachineConfig`" + `: no
+  check of the Updating condition, of node progress or of ` + "`spec.paused`" + `).
+- The node controller targets every node whose desired configuration differs from the pool's
+  (` + "`pkg/controller/node/node_controller.go`, `getAllCandidateMachines`, `setDesiredAnnotations`" + `): a
+  node the upgrade already rebooted into the upgrade's configuration is targeted again and drained
+  and rebooted a second time; a node in the middle of its update finishes it (` + "`pkg/daemon/update.go`,\n  `update`" + `, which does not read the desired configuration again) and then updates again.
+- Only nodes not yet targeted go straight to the combined configuration. On the pool's status that
+  is spec.configuration differing from status.configuration with ` + "`updatedMachineCount`" + ` and
+  ` + "`unavailableMachineCount`" + ` both 0 (` + "`pkg/controller/node/status.go`, `calculateStatus`" + `), a moment the node
+  controller ends at its next sync; only a paused pool keeps it, and pausing pools during an upgrade
+  is the admin's decision, not the autopilot's.
+
+So a rollout that happens anyway is not joined: at best it saves nothing, at worst every node the
+upgrade already rebooted reboots twice. A staged write also waits while MCO reports the pool
+Updating (above), so it follows an upgrade's rollout instead of cutting into it: the pool rolls once
+for the upgrade and once for the staged writes, each node rebooting once in each.
+`
