@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -81,7 +82,7 @@ func up(dir, autopilot string, progress io.Writer) (*demo, error) {
 	go func() { _ = d.autopilot.Wait(); _ = logf.Close(); close(d.exited) }()
 
 	if err := waitFor(ctx, d.exited, func() bool { return httpOK("http://" + probes + "/readyz") }); err != nil {
-		return d, fmt.Errorf("the autopilot did not become ready (%w): see %s", err, d.logPath)
+		return d, fmt.Errorf("the autopilot did not become ready (%w): see %s, which ends:\n%s", err, d.logPath, tail(d.logPath, 20))
 	}
 	// Converged: a diff of everything against the cluster finds nothing to
 	// change. An asset that cannot converge here is shown, not fatal.
@@ -230,4 +231,14 @@ func freeAddr() string {
 	}
 	defer func() { _ = l.Close() }()
 	return l.Addr().String()
+}
+
+// tail is the last n lines of the file at path (what it could read).
+func tail(path string, n int) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
