@@ -37,7 +37,9 @@ type demo struct {
 	env                      *envtest.Environment
 	autopilot                *exec.Cmd
 	exited                   chan struct{}
-	summary                  string
+	// The autopilot's endpoints.
+	metrics, probes, debug string
+	summary                string
 }
 
 // up starts everything; on error, down cleans up what was started.
@@ -66,23 +68,18 @@ func up(dir, autopilot string, progress io.Writer) (*demo, error) {
 		return d, fmt.Errorf("create the sample HyperConverged and Nodes: %w", err)
 	}
 
-	metrics, probes, debugAddr := freeAddr(), freeAddr(), freeAddr()
-	logf, err := os.Create(d.logPath)
-	if err != nil {
-		return d, err
-	}
-	d.autopilot = exec.Command(autopilot, "run", "--kubeconfig", d.kubeconfig,
-		"--metrics-bind-address", metrics, "--health-probe-bind-address", probes, "--debug-bind-address", debugAddr)
-	d.autopilot.Stdout, d.autopilot.Stderr = logf, logf
-	fmt.Fprintln(progress, "starting the autopilot...")
-	if err := d.autopilot.Start(); err != nil {
-		_ = logf.Close()
-		return d, fmt.Errorf("start %s: %w", autopilot, err)
-	}
-	go func() { _ = d.autopilot.Wait(); _ = logf.Close(); close(d.exited) }()
-
-	if err := waitFor(ctx, d.exited, func() bool { return httpOK("http://" + probes + "/readyz") }); err != nil {
-		return d, fmt.Errorf("the autopilot did not become ready (%w): see %s, which ends:\n%s", err, d.logPath, tail(d.logPath, 20))
+	// A free port is only free until someone takes it (another control
+	// plane starting on this machine): an autopilot that could not bind
+	// one is started again on others.
+	for attempt := 1; ; attempt++ {
+		err := d.startAutopilot(ctx, autopilot, progress)
+		if err == nil {
+			break
+		}
+		if attempt == 3 || !strings.Contains(tail(d.logPath, 20), "address already in use") {
+			return d, err
+		}
+		d.exited = make(chan struct{})
 	}
 	// Converged: a diff of everything against the cluster finds nothing to
 	// change. An asset that cannot converge here is shown, not fatal.
@@ -96,7 +93,7 @@ func up(dir, autopilot string, progress io.Writer) (*demo, error) {
 	}
 	var status bytes.Buffer
 	_ = d.cli(&status, "render", "--kubeconfig", d.kubeconfig, "--output", "status")
-	d.summary = summary(d, status.String(), err == nil, metrics, probes, debugAddr)
+	d.summary = summary(d, status.String(), err == nil, d.metrics, d.probes, d.debug)
 	return d, nil
 }
 
@@ -231,6 +228,30 @@ func freeAddr() string {
 	}
 	defer func() { _ = l.Close() }()
 	return l.Addr().String()
+}
+
+// startAutopilot starts the autopilot on free loopback ports and waits
+// until it is ready.
+func (d *demo) startAutopilot(ctx context.Context, autopilot string, progress io.Writer) error {
+	d.metrics, d.probes, d.debug = freeAddr(), freeAddr(), freeAddr()
+	logf, err := os.Create(d.logPath)
+	if err != nil {
+		return err
+	}
+	d.autopilot = exec.Command(autopilot, "run", "--kubeconfig", d.kubeconfig,
+		"--metrics-bind-address", d.metrics, "--health-probe-bind-address", d.probes, "--debug-bind-address", d.debug)
+	d.autopilot.Stdout, d.autopilot.Stderr = logf, logf
+	fmt.Fprintln(progress, "starting the autopilot...")
+	if err := d.autopilot.Start(); err != nil {
+		_ = logf.Close()
+		return fmt.Errorf("start %s: %w", autopilot, err)
+	}
+	exited := d.exited
+	go func() { _ = d.autopilot.Wait(); _ = logf.Close(); close(exited) }()
+	if err := waitFor(ctx, d.exited, func() bool { return httpOK("http://" + d.probes + "/readyz") }); err != nil {
+		return fmt.Errorf("the autopilot did not become ready (%w): see %s, which ends:\n%s", err, d.logPath, tail(d.logPath, 20))
+	}
+	return nil
 }
 
 // tail is the last n lines of the file at path (what it could read).
