@@ -18,10 +18,12 @@
     admin creates it, with bucketnames, endpoint, access_key_id,
     access_key_secret, region). An adopted stack keeps its own secret.
   - the storage class of the PVCs: the live one (the Loki operator never
-    changes a StatefulSet's volumeClaimTemplates, so a change would only lie),
-    else the cluster's default StorageClass. With neither, the field is left
-    out and the API server rejects the object (storageClassName is required):
-    mark a default StorageClass.
+    changes a StatefulSet's volumeClaimTemplates, so bound volumes are never
+    migrated and a change would only lie), else the class the HCO annotation
+    platform.kubevirt.io/logging-storage-class names, else the cluster's
+    default StorageClass (the newest marked default, as the API server's
+    admission picks it). With none of them the stack waits, saying so
+    (storageClassName is required).
   - the schema history: schemas may only be appended, never rewritten (the
     operator's webhook rejects it), so an existing list is kept as is.
 */ -}}
@@ -41,10 +43,16 @@
 {{- $size = $liveSize -}}
 {{- end -}}
 {{- $storageClass := dig "spec" "storageClassName" "" $live -}}
+{{- $named := storageClassAnnotation "platform.kubevirt.io/logging-storage-class" -}}
 {{- if $storageClass -}}
 {{- $storageClass = dnsSubdomain "LokiStack spec.storageClassName" $storageClass -}}
+{{- else if $named -}}
+{{- $storageClass = $named -}}
 {{- else -}}
 {{- $storageClass = defaultStorageClass -}}
+{{- end -}}
+{{- if not $storageClass -}}
+{{- wait "no default StorageClass for the LokiStack's volumes: mark one default (annotation storageclass.kubernetes.io/is-default-class: \"true\"), or name a class with the HCO annotation platform.kubevirt.io/logging-storage-class" -}}
 {{- end -}}
 {{- $schemas := dig "spec" "storage" "schemas" (list (dict "version" "v13" "effectiveDate" "2024-10-01")) $live -}}
 {{- /* Kept values are checked (and quoted below): they are the live object's. */ -}}
@@ -65,9 +73,7 @@ spec:
     secret:
       name: {{ $secretName | quote }}
       type: {{ $secretType | quote }}
-{{- if $storageClass }}
   storageClassName: {{ $storageClass | quote }}
-{{- end }}
   limits:
     global:
       retention:

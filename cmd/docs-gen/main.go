@@ -108,7 +108,7 @@ func describe(cat *catalog.Catalog) ([]row, error) {
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
 		rc := &rendercontext.RenderContext{Namespace: "openshift-cnv", AssumeAllKinds: true}
-		u, err := r.Render(a.Path, rc, a.Params, nil)
+		u, err := r.RenderOrHead(a.Path, rc, a.Params)
 		if err != nil {
 			return nil, fmt.Errorf("asset %s: %w", a.Name, err)
 		}

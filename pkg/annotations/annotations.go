@@ -60,6 +60,9 @@ const (
 	// is never forced, never drift, reported as deferred. Absent: the
 	// default list (DefaultYieldTo).
 	YieldTo = "platform.kubevirt.io/yield-to"
+	// LoggingStorageClass on the HCO names the storage class of a new
+	// LokiStack's volumes (the logging feature).
+	LoggingStorageClass = "platform.kubevirt.io/logging-storage-class"
 )
 
 // Labelled reports whether an object carries the managed-by label, the

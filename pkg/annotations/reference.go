@@ -17,6 +17,14 @@ type Entry struct {
 	Accepted string
 	// Anchor is its section in docs/annotations.md.
 	Anchor string
+	// Check is its parser, for an HCO annotation a template reads (no
+	// condition names it): a value it refuses is reported as a notice.
+	Check func(key, value string) error
+}
+
+func storageClassName(key, value string) error {
+	_, err := ParseStorageClassName(key, value)
+	return err
 }
 
 // Reference lists every annotation and label of the user interface.
@@ -32,7 +40,9 @@ var Reference = []Entry{
 	{Key: DisabledResources, On: "HCO", Anchor: "disabled-resources", Accepted: DisabledResourcesAccepted,
 		Summary: "objects never created or touched (never deleted either)"},
 	{Key: "platform.kubevirt.io/sbr-storage-class", On: "HCO", Anchor: "sbr-storage-class", Accepted: StorageClassNameAccepted,
-		Summary: "the storage class of the sbr-detection feature's shared volume"},
+		Summary: "the storage class of the sbr-detection feature's shared volume", Check: storageClassName},
+	{Key: LoggingStorageClass, On: "HCO", Anchor: "logging-storage-class", Accepted: StorageClassNameAccepted,
+		Summary: "the storage class of a new LokiStack's volumes (logging feature); an existing stack keeps its own", Check: storageClassName},
 	{Key: Patch, On: "any managed object", Anchor: "patch", Accepted: PatchAccepted,
 		Summary: "a JSON patch applied to what the autopilot renders, before it compares and applies"},
 	{Key: IgnoreFields, On: "any managed object", Anchor: "ignore-fields", Accepted: IgnoreFieldsAccepted,

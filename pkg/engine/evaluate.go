@@ -78,6 +78,12 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		return d
 	}
 	obj, err := e.Renderer.Render(a.Path, rc, a.Params, nil)
+	if w, waits := render.AsWait(err); waits {
+		// The cluster does not offer what the object needs yet.
+		d.Verdict, d.Reason = VerdictMissingDependency, w.Error()
+		d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
+		return d
+	}
 	if err != nil {
 		if _, ok := annotations.AsInvalid(err); ok {
 			// The template read an HCO annotation that is not understood.
@@ -122,6 +128,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		// Templates that keep some of the live state (for example the
 		// descheduler's preserved profiles) render again, seeing it.
 		if obj, err = e.Renderer.Render(a.Path, rc, a.Params, d.Live); err != nil {
+			if w, waits := render.AsWait(err); waits {
+				d.Verdict, d.Reason = VerdictMissingDependency, w.Error()
+				return d
+			}
 			d.fail(err)
 			return d
 		}

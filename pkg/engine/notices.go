@@ -117,6 +117,12 @@ func knownHCOAnnotations(cat *catalog.Catalog) map[string]func(string) error {
 		annotations.DisruptionWindow: func(v string) error { _, err := annotations.ParseDisruptionWindow(v, true); return err },
 		annotations.YieldTo:          func(v string) error { _, err := annotations.ParseYieldTo(v, true); return err },
 	}
+	for _, e := range annotations.Reference {
+		if e.Check != nil && e.On == "HCO" {
+			key, check := e.Key, e.Check
+			known[key] = func(v string) error { return check(key, v) }
+		}
+	}
 	boolean := func(key string) func(string) error {
 		return func(v string) error { _, err := annotations.ParseBool(key, v); return err }
 	}

@@ -57,7 +57,7 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 	r := render.New(fsys)
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
-		u, err := r.Render(a.Path, &rendercontext.RenderContext{Namespace: hcoNamespace, AssumeAllKinds: true}, a.Params, nil)
+		u, err := r.RenderOrHead(a.Path, &rendercontext.RenderContext{Namespace: hcoNamespace, AssumeAllKinds: true}, a.Params)
 		if err != nil {
 			return nil, nil, fmt.Errorf("asset %s: %w", a.Name, err)
 		}

@@ -97,7 +97,7 @@ func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) (
 	var held []rbacv1.PolicyRule // the shipped roles' rules
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
-		u, err := r.Render(a.Path, &rendercontext.RenderContext{Namespace: "openshift-cnv", AssumeAllKinds: true}, a.Params, nil)
+		u, err := r.RenderOrHead(a.Path, &rendercontext.RenderContext{Namespace: "openshift-cnv", AssumeAllKinds: true}, a.Params)
 		if err != nil {
 			return nil, fmt.Errorf("asset %s: %w", a.Name, err)
 		}

@@ -178,6 +178,18 @@ func (r *Renderer) RenderHead(path string, rc *rendercontext.RenderContext, para
 	return r.decode(path, out, true)
 }
 
+// RenderOrHead is Render, except that an object whose render waits for the
+// cluster (a default StorageClass an offline context does not know) is
+// returned as its head: for generators that name every object (RBAC, docs)
+// and read whole only the node objects, which never wait.
+func (r *Renderer) RenderOrHead(path string, rc *rendercontext.RenderContext, params map[string]string) (*unstructured.Unstructured, error) {
+	u, err := r.Render(path, rc, params, nil)
+	if _, waits := AsWait(err); waits {
+		return r.RenderHead(path, rc, params)
+	}
+	return u, err
+}
+
 // execute renders the template at path to bytes.
 func (r *Renderer) execute(path string, rc *rendercontext.RenderContext, params map[string]string, live *unstructured.Unstructured) ([]byte, error) {
 	return r.run(path, rc, params, live, false)
@@ -433,7 +445,25 @@ func (s *set) contextFuncs() template.FuncMap {
 		},
 		// image NAME: the operand image (RELATED_IMAGE_<NAME>), "" if unset.
 		"image": func(name string) string { return s.rc.Image(name) },
+		// wait REASON: the object cannot be rendered until the cluster
+		// offers something (a default StorageClass); the asset waits,
+		// reported with REASON as a missing dependency (*Wait).
+		"wait": func(reason string) (string, error) { return checked[string](s)("", &Wait{Reason: reason}) },
 	}
+}
+
+// Wait is a render that cannot complete until the cluster offers what the
+// object needs: the asset waits, reported as a missing dependency with
+// Reason (what is missing and how to provide it), never as a failure.
+type Wait struct{ Reason string }
+
+func (w *Wait) Error() string { return "waiting: " + w.Reason }
+
+// AsWait returns the *Wait err carries, if any.
+func AsWait(err error) (*Wait, bool) {
+	var w *Wait
+	ok := errors.As(err, &w)
+	return w, ok
 }
 
 // checked passes a shape check's result on, except in a head-only render

@@ -9,12 +9,15 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -131,8 +134,14 @@ func TestEveryAssetRendersOfflineAndStably(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := render.New(assets.FS)
+	// A cluster with a default StorageClass (without one, the LokiStack
+	// waits: TestLokiStackStorageClass).
+	sc := &unstructured.Unstructured{}
+	sc.SetName("standard")
+	sc.SetAnnotations(map[string]string{"storageclass.kubernetes.io/is-default-class": "true"})
 	for _, a := range cat.Assets {
 		rc := &rendercontext.RenderContext{Namespace: "openshift-cnv"}
+		rc.StorageClasses = []*unstructured.Unstructured{sc}
 		u, err := r.Render(a.Path, rc, a.Params, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", a.Name, err)
@@ -364,4 +373,89 @@ func TestNamedTemplatesAreRefused(t *testing.T) {
 			t.Errorf("%s: want a refusal, got %v", src, err)
 		}
 	}
+}
+
+// The LokiStack's storage class: the live stack's (bound volumes never
+// move), else the HCO annotation's, else the newest default class; with
+// none the asset waits, and an annotation not understood is Invalid.
+func TestLokiStackStorageClass(t *testing.T) {
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ok := cat.Get("logging-lokistack")
+	if !ok {
+		t.Fatal("no asset logging-lokistack")
+	}
+	r := render.New(assets.FS)
+	class := func(name string, isDefault bool, age int) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetName(name)
+		u.SetCreationTimestamp(metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(-time.Duration(age) * time.Hour)))
+		if isDefault {
+			u.SetAnnotations(map[string]string{"storageclass.kubernetes.io/is-default-class": "true"})
+		}
+		return u
+	}
+	classSets := map[string][]*unstructured.Unstructured{
+		"none":         {class("fast", false, 1)},
+		"one default":  {class("fast", false, 1), class("old-default", true, 5)},
+		"two defaults": {class("old-default", true, 5), class("new-default", true, 1)},
+	}
+	newest := map[string]string{"none": "", "one default": "old-default", "two defaults": "new-default"}
+	for _, live := range []string{"", "live-class"} {
+		for _, ann := range []*string{nil, ptr(""), ptr(" named "), ptr("Not_A_Class")} {
+			for set, classes := range classSets {
+				rc := &rendercontext.RenderContext{Namespace: "openshift-cnv"}
+				rc.StorageClasses = classes
+				if ann != nil {
+					rc.HCO = map[string]any{"metadata": map[string]any{"annotations": map[string]any{"platform.kubevirt.io/logging-storage-class": *ann}}}
+				}
+				var liveObj *unstructured.Unstructured
+				if live != "" {
+					liveObj = &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"storageClassName": live}}}
+				}
+				name := fmt.Sprintf("live=%q ann=%v classes=%s", live, deref(ann), set)
+				u, err := r.Render(a.Path, rc, a.Params, liveObj)
+				_, waits := render.AsWait(err)
+				_, invalid := annotations.AsInvalid(err)
+				switch {
+				case ann != nil && *ann == "Not_A_Class":
+					if !invalid {
+						t.Errorf("%s: want Invalid, got %v", name, err)
+					}
+				case live != "":
+					checkClass(t, name, u, err, live)
+				case ann != nil && *ann == " named ":
+					checkClass(t, name, u, err, "named")
+				case newest[set] != "":
+					checkClass(t, name, u, err, newest[set])
+				default:
+					if !waits || !strings.Contains(err.Error(), "logging-storage-class") {
+						t.Errorf("%s: want a wait naming the annotation, got %v", name, err)
+					}
+				}
+			}
+		}
+	}
+}
+
+func checkClass(t *testing.T, name string, u *unstructured.Unstructured, err error, want string) {
+	t.Helper()
+	if err != nil {
+		t.Errorf("%s: %v", name, err)
+		return
+	}
+	if got, _, _ := unstructured.NestedString(u.Object, "spec", "storageClassName"); got != want {
+		t.Errorf("%s: storageClassName %q, want %q", name, got, want)
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+func deref(s *string) string {
+	if s == nil {
+		return "<absent>"
+	}
+	return fmt.Sprintf("%q", *s)
 }
