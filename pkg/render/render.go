@@ -379,6 +379,9 @@ func (s *set) contextFuncs() template.FuncMap {
 		},
 		"crdEnumFirst": func(crd, path string, candidates ...string) string { return s.rc.EnumFirst(crd, path, candidates...) },
 		"crdHasField":  func(crd, path string) bool { return s.rc.HasField(crd, path) },
+		// crdKnown: the CRD's schema is known (offline without CRD facts
+		// it is not, and a template assumes the newest API).
+		"crdKnown": func(crd string) bool { return s.rc.CRDs[crd] != nil },
 		// switch "enable-x": the HCO annotation platform.kubevirt.io/enable-x
 		// is on; a value that is not understood fails the render (the
 		// asset is Invalid and left as it is), never reads as off.

@@ -459,3 +459,60 @@ func deref(s *string) string {
 	}
 	return fmt.Sprintf("%q", *s)
 }
+
+// uipluginCRD is a UIPlugin CRD whose spec.monitoring declares fields.
+func uipluginCRD(fields ...string) *apiextensionsv1.CustomResourceDefinition {
+	props := map[string]apiextensionsv1.JSONSchemaProps{}
+	for _, f := range fields {
+		props[f] = apiextensionsv1.JSONSchemaProps{Type: "object"}
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	crd.Name = "uiplugins.observability.openshift.io"
+	crd.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1alpha1", Storage: true, Schema: &apiextensionsv1.CustomResourceValidation{
+		OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"monitoring": {Properties: props},
+		}}}},
+	}}}
+	return crd
+}
+
+// Incident detection is switched on with the field the installed operator
+// offers (every subset of the three fields, and offline), never one its
+// schema lacks.
+func TestMonitoringPluginFollowsTheSchema(t *testing.T) {
+	r := render.New(assets.FS)
+	all := []string{"clusterHealthAnalyzer", "incidents", "perses"}
+	for mask := 0; mask <= 1<<len(all); mask++ {
+		offline := mask == 1<<len(all)
+		var fields []string
+		for i, f := range all {
+			if !offline && mask&(1<<i) != 0 {
+				fields = append(fields, f)
+			}
+		}
+		rc := &rendercontext.RenderContext{}
+		if !offline {
+			crd := uipluginCRD(fields...)
+			rc.CRDs = map[string]*apiextensionsv1.CustomResourceDefinition{crd.Name: crd}
+		}
+		u, err := r.Render("operators/uiplugin-monitoring.yaml.tpl", rc, nil, nil)
+		if err != nil {
+			t.Fatalf("%v: %v", fields, err)
+		}
+		got, _, _ := unstructured.NestedMap(u.Object, "spec", "monitoring")
+		want := map[string]any{}
+		on := map[string]any{"enabled": true}
+		switch {
+		case offline || slices.Contains(fields, "clusterHealthAnalyzer"):
+			want["clusterHealthAnalyzer"] = on
+		case slices.Contains(fields, "incidents"):
+			want["incidents"] = on
+		}
+		if offline || slices.Contains(fields, "perses") {
+			want["perses"] = on
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("offline=%v fields %v: spec.monitoring %v, want %v", offline, fields, got, want)
+		}
+	}
+}
