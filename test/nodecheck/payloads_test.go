@@ -25,6 +25,7 @@ const (
 	kindSysctl        payloadKind = "sysctl"         // sysctl.d(5): sysctl -p reads it
 	kindSystemdConfig payloadKind = "systemd-config" // /etc/systemd/<daemon>.conf.d/*.conf
 	kindKubeletDropIn payloadKind = "kubelet-dropin" // judged by the kubelet itself, kubelet_test.go
+	kindMultipath     payloadKind = "multipath"      // multipath.conf(5), multipath_test.go
 )
 
 var sysctlLoad = regexp.MustCompile(`sysctl\s+(?:-\S+\s+)*-p\s*(\S+)`)
@@ -39,6 +40,8 @@ func classify(cfg t35.Config, path string, data []byte) payloadKind {
 		return kindKubeletDropIn
 	case strings.HasPrefix(path, "/etc/sysctl.d/"):
 		return kindSysctl
+	case strings.HasPrefix(path, "/etc/multipath/"):
+		return kindMultipath
 	case regexp.MustCompile(`^/etc/systemd/[a-z]+\.conf\.d/[^/]+\.conf$`).MatchString(path):
 		return kindSystemdConfig
 	}
@@ -196,6 +199,8 @@ func checkPayload(t *testing.T, cfg t35.Config, f t35.File) []string {
 		return checkSystemdConfig(f.Path, data, "/etc/systemd")
 	case kindKubeletDropIn:
 		return nil // the kubelet's own decoder, in TestKubelet
+	case kindMultipath:
+		return checkMultipath(f.Path, data, readManual(t))
 	}
 	return []string{"no check knows this kind of file: add one to payloads_test.go"}
 }
