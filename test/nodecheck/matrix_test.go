@@ -94,8 +94,9 @@ var permittedDevices = map[string]any{"pciHostDevices": []any{
 var cpuManagerGate = []any{map[string]any{"name": "CPUManager", "state": "Enabled"}}
 
 // hcoInputs are the HCO variants: no switch, every switch with and without
-// the CPUManager gate, KSM run by the HCO (higher density) beside the
-// node-level KSM and THP switches, and each switch alone.
+// the CPUManager gate and with no host device permitted, KSM run by the HCO
+// (higher density) beside the node-level KSM and THP switches, and each
+// switch alone.
 func hcoInputs(cat *catalog.Catalog) []hcoInput {
 	var switches []string
 	for _, f := range cat.Features {
@@ -118,6 +119,9 @@ func hcoInputs(cat *catalog.Catalog) []hcoInput {
 		{name: "all-switches", annotations: on(switches...), spec: map[string]any{"featureGates": cpuManagerGate, "virtualization": devices["virtualization"]}},
 		{name: "all-switches-no-cpumanager", annotations: on(switches...), spec: devices},
 		{name: "node-tuning-ksm-by-hco", annotations: on("enable-higher-density", "enable-ksm-zero-only", "enable-thp-tuning")},
+		// Every switch with no host device permitted: the memory split
+		// (thp-kernelcore) holds only then.
+		{name: "all-switches-no-devices", annotations: on(switches...), spec: map[string]any{"featureGates": cpuManagerGate}},
 	}
 	for _, s := range switches {
 		all = append(all, hcoInput{name: "only-" + s, annotations: on(s), spec: devices})
