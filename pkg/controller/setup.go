@@ -179,7 +179,7 @@ func assetKinds(cat *catalog.Catalog, r *render.Renderer, namespace string) map[
 	out := map[string]schema.GroupVersionKind{}
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
-		u, err := r.Render(a.Path, &rendercontext.RenderContext{Namespace: namespace, AssumeAllKinds: true}, a.Params, nil)
+		u, err := r.RenderOrHead(a.Path, &rendercontext.RenderContext{Namespace: namespace, AssumeAllKinds: true}, a.Params)
 		if err == nil {
 			out[a.Name] = u.GroupVersionKind()
 		}

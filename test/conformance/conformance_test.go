@@ -103,10 +103,12 @@ var hcoInputs = []hcoInput{
 		// Node tuning where the HCO does not run KSM itself (no higher density).
 		name: "node-tuning",
 		annotations: map[string]string{
-			"platform.kubevirt.io/enable-thp-tuning":                  "true",
-			"platform.kubevirt.io/enable-ksm-zero-only":               "true",
-			"platform.kubevirt.io/enable-vm-drain-shutdown-inhibitor": "true",
-			"platform.kubevirt.io/enable-kubevirt-metrics-exporter":   "true",
+			"platform.kubevirt.io/enable-thp-tuning":                   "true",
+			"platform.kubevirt.io/enable-thp-tuning-kernelcore":        "true",
+			"platform.kubevirt.io/enable-scsi-persistent-reservations": "true",
+			"platform.kubevirt.io/enable-ksm-zero-only":                "true",
+			"platform.kubevirt.io/enable-vm-drain-shutdown-inhibitor":  "true",
+			"platform.kubevirt.io/enable-kubevirt-metrics-exporter":    "true",
 		},
 	},
 	{
@@ -236,7 +238,7 @@ func checkRBACResources(t *testing.T, cfg *rest.Config, cat *catalog.Catalog) {
 	r := render.New(assets.FS)
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
-		u, err := r.Render(a.Path, &rendercontext.RenderContext{Namespace: ns}, a.Params, nil)
+		u, err := r.RenderOrHead(a.Path, &rendercontext.RenderContext{Namespace: ns}, a.Params)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,7 +67,7 @@ func AssetNamespaces(hcoNamespace string) ([]string, error) {
 	out := []string{hcoNamespace}
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
-		u, err := r.Render(a.Path, &rendercontext.RenderContext{Namespace: hcoNamespace, AssumeAllKinds: true}, a.Params, nil)
+		u, err := r.RenderOrHead(a.Path, &rendercontext.RenderContext{Namespace: hcoNamespace, AssumeAllKinds: true}, a.Params)
 		if err != nil {
 			return nil, err
 		}
