@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -64,6 +65,27 @@ type Asset struct {
 	// watches exactly these (not their whole kind) so reading them costs no
 	// request in steady state.
 	Reads []ObjectRef `json:"reads,omitempty"`
+	// Replaces names the asset whose object carried the same settings in
+	// an earlier form (a pool's KubeletConfig before its kubelet read the
+	// drop-in folder). When this asset is active and that one is not, the
+	// other's object is deleted together with this asset's write: one
+	// write, judged once by the gate, so the pool rolls once.
+	Replaces string `json:"replaces,omitempty"`
+}
+
+// KubeletUnitRead is the MachineConfig MCO renders a pool role's
+// kubelet.service into (templates/<role>/01-<role>-kubelet), which a
+// kubelet-config-dir condition reads.
+func KubeletUnitRead(role string) ObjectRef {
+	return ObjectRef{APIVersion: "machineconfiguration.openshift.io/v1", Kind: "MachineConfig", Name: "01-" + role + "-kubelet"}
+}
+
+// Role is the pool role an asset configures (Params pool, else role).
+func (a *Asset) Role() string {
+	if p := a.Params["pool"]; p != "" {
+		return p
+	}
+	return a.Params["role"]
 }
 
 // ObjectRef names one object a template reads.
@@ -191,6 +213,7 @@ func (c *Catalog) finish(fsys fs.FS) (*Catalog, error) {
 		seen[a.Name] = true
 	}
 	errs = append(errs, c.linkFeatures()...)
+	errs = append(errs, c.checkReplaces()...)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("catalog is invalid:\n  %s", strings.Join(errs, "\n  "))
 	}
@@ -201,6 +224,33 @@ func (c *Catalog) finish(fsys fs.FS) (*Catalog, error) {
 		return c.Assets[i].Name < c.Assets[j].Name
 	})
 	return c, nil
+}
+
+// checkReplaces: a replaced asset exists, configures the same pool role
+// in the same feature, and is replaced by one asset only, which nothing
+// replaces in turn (a chain would delete what the middle one writes).
+func (c *Catalog) checkReplaces() []string {
+	var errs []string
+	by := map[string]string{}
+	for i := range c.Assets {
+		a := &c.Assets[i]
+		if a.Replaces == "" {
+			continue
+		}
+		old, ok := c.Get(a.Replaces)
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Sprintf("asset %q: replaces %q, which is not in the catalog", a.Name, a.Replaces))
+		case old.Feature != a.Feature || old.Role() != a.Role() || old.Role() == "":
+			errs = append(errs, fmt.Sprintf("asset %q: replaces %q, which configures another feature or pool role", a.Name, a.Replaces))
+		case old.Replaces != "":
+			errs = append(errs, fmt.Sprintf("asset %q: replaces %q, which replaces %q in turn", a.Name, a.Replaces, old.Replaces))
+		case by[a.Replaces] != "":
+			errs = append(errs, fmt.Sprintf("asset %q: %q is already replaced by %q", a.Name, a.Replaces, by[a.Replaces]))
+		}
+		by[a.Replaces] = a.Name
+	}
+	return errs
 }
 
 func validate(fsys fs.FS, a *Asset) error {
@@ -255,6 +305,12 @@ func validate(fsys fs.FS, a *Asset) error {
 		if c := a.Conditions[j]; c.Type == CondCRDField && c.Name != a.GateCRD {
 			// Only a gate CRD's schema is kept in the cache.
 			return fmt.Errorf("condition %d: crd-field reads %s, which must be the asset's gate_crd (%q)", j, c.Name, a.GateCRD)
+		}
+		if c := a.Conditions[j]; c.Type == CondKubeletConfigDir {
+			want := KubeletUnitRead(a.Role())
+			if a.Role() == "" || !slices.Contains(a.Reads, want) {
+				return fmt.Errorf("condition %d: kubelet-config-dir needs params pool or role and reads %s (apiVersion %s)", j, want, want.APIVersion)
+			}
 		}
 	}
 	want := DisruptionNone

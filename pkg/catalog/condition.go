@@ -34,6 +34,12 @@ const (
 	// schema is kept) declares the dot path Path: the installed operator's
 	// API has the field the asset writes.
 	CondCRDField ConditionType = "crd-field"
+	// CondKubeletConfigDir holds when whether the kubelet of the asset's
+	// pool role (Params pool or role) reads the drop-in folder
+	// /etc/openshift/kubelet.conf.d equals Value ("true" if empty): read
+	// from MCO's kubelet.service in MachineConfig 01-<role>-kubelet, which
+	// the asset must declare under reads. A derived fact.
+	CondKubeletConfigDir ConditionType = "kubelet-config-dir"
 )
 
 // Waits reports whether a condition that does not hold makes an otherwise
@@ -77,6 +83,11 @@ func (c Condition) String() string {
 		return fmt.Sprintf("image %s is set (%s)", c.Name, ImageEnv(c.Name))
 	case CondCRDField:
 		return fmt.Sprintf("CRD %s has field %s", c.Name, c.Path)
+	case CondKubeletConfigDir:
+		if c.WantBool() {
+			return "the pool's kubelet reads the drop-in folder /etc/openshift/kubelet.conf.d"
+		}
+		return "the pool's kubelet reads no drop-in folder"
 	case CondStorageClass:
 		if c.Key != "" {
 			return fmt.Sprintf("a storage class offers %s (or HCO annotation %s names one)", c.want(), c.Key)
@@ -116,20 +127,21 @@ func (c Condition) validate() error {
 		CondImage:                {"name"},
 		CondStorageClass:         {"key", "value"},
 		CondCRDField:             {"name", "path"},
+		CondKubeletConfigDir:     {"value"},
 	}
 	required := map[ConditionType]string{
 		CondAnnotation: "key", CondFeatureGate: "name", CondHardware: "detector",
 		CondHCOFieldUnconfigured: "path", CondTopology: "field", CondImage: "name", CondStorageClass: "value",
-		CondCRDField: "name",
+		CondCRDField: "name", CondKubeletConfigDir: "",
 	}
 	fields, ok := allowed[c.Type]
 	if !ok {
-		return fmt.Errorf("unknown type %q (want annotation, feature-gate, hardware, hco-field-unconfigured, topology, image, storage-class or crd-field)", c.Type)
+		return fmt.Errorf("unknown type %q (want annotation, feature-gate, hardware, hco-field-unconfigured, topology, image, storage-class, crd-field or kubelet-config-dir)", c.Type)
 	}
 	if c.Type == CondCRDField && c.Path == "" {
 		return fmt.Errorf("%s condition needs \"path\"", c.Type)
 	}
-	if !set[required[c.Type]] {
+	if r := required[c.Type]; r != "" && !set[r] {
 		return fmt.Errorf("%s condition needs %q", c.Type, required[c.Type])
 	}
 	for f, isSet := range set {
@@ -141,6 +153,10 @@ func (c Condition) validate() error {
 	case CondHardware:
 		if !contains(Detectors, c.Detector) {
 			return fmt.Errorf("unknown detector %q (known: %s)", c.Detector, strings.Join(Detectors, ", "))
+		}
+	case CondKubeletConfigDir:
+		if w := c.want(); w != "true" && w != "false" {
+			return fmt.Errorf("kubelet-config-dir value must be \"true\" or \"false\", got %q", w)
 		}
 	case CondTopology:
 		if !contains(TopologyFields, c.Field) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/fleetstatus"
@@ -176,6 +177,50 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 		res.Outcome, res.Reason = engine.Deleted, "asset turned off: "+d.Reason
 	default:
 		res.Reason = d.Reason + "; the object is kept: " + why
+	}
+	return res
+}
+
+// replaced deletes the object d replaces (an earlier form of its
+// settings) once d's own object is in place: with d's write when it was
+// just applied (the gate judged that write over both objects' pools), or,
+// d's object being in place already (an earlier deletion failed), judged
+// alone. Whether it may go is the deletion guard's, on the HCO as the
+// API server has it now; what a person tailored on it was already
+// checked when the pair was made (engine pairReplacements).
+func (r *Reconciler) replaced(ctx context.Context, d *engine.Decision, rc *rendercontext.RenderContext, res engine.Result, intent *freshIntent) engine.Result {
+	old := d.Replaces
+	switch res.Outcome {
+	case engine.Applied:
+	case engine.Unchanged:
+		w := gate.ForRemoval(rc, gate.Supersede, d.Asset.Name, old, d.ReportOnly)
+		if v := r.gate.Judge(rc, w); !v.Go {
+			res.Outcome, res.RetryAfter = v.Outcome, v.RetryAfter
+			res.Reason = fmt.Sprintf("%s, which it replaces, waits to be deleted: %s", engine.ObjectKey(old), v.Reason)
+			return res
+		}
+	default:
+		return res // held or failed: the pair waits together
+	}
+	guard, err := intent.guard(ctx)
+	if err != nil {
+		res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err
+		return res
+	}
+	deleted, why, err := apply.Delete(ctx, r.writer, guard.ForTombstones(), old)
+	switch {
+	case err != nil && gate.IsRefusal(err):
+		err = fmt.Errorf("delete %s, which it replaces: %w", engine.ObjectKey(old), err)
+		res.Outcome, res.Reason, res.Err = engine.Refused, "the API server refused: "+err.Error(), err
+	case err != nil:
+		err = fmt.Errorf("delete %s, which it replaces: %w", engine.ObjectKey(old), err)
+		res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err
+	case deleted:
+		r.syncer.Forget(engine.Identity(old))
+		res.Outcome = engine.Applied
+		res.Reason = strings.TrimPrefix(res.Reason+"; ", "; ") + "deleted " + engine.ObjectKey(old) + ", which it replaces"
+	default:
+		res.Reason = strings.TrimPrefix(res.Reason+"; ", "; ") + engine.ObjectKey(old) + ", which it replaces, is kept: " + why
 	}
 	return res
 }

@@ -80,6 +80,9 @@ func conditionHolds(a *catalog.Asset, c catalog.Condition, rc *rendercontext.Ren
 		return v == c.WantBool(), nil
 	case catalog.CondImage:
 		return rc.Image(c.Name) != "", nil
+	case catalog.CondKubeletConfigDir:
+		reads, err := rc.KubeletReadsDropIns(a.Role())
+		return reads == c.WantBool(), err
 	case catalog.CondCRDField:
 		// Offline without CRD facts, the newest API is assumed.
 		return rc.HasField(c.Name, c.Path) || (rc.AssumeAllKinds && rc.CRDs[c.Name] == nil), nil

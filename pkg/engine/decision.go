@@ -177,9 +177,18 @@ type Decision struct {
 	// deleted (activation "report-only", or the object's mode).
 	ReportOnly bool
 	// Deferred are the fields left to a declared owner (HCO annotation
-	// platform.kubevirt.io/yield-to). They are never forced nor counted as
+	// platform.kubevirt.io/yield-to), and the kubelet settings left out of
+	// a drop-in because an admin's KubeletConfig for the same pool sets
+	// them (Owner KubeletConfig). They are never forced nor counted as
 	// drift.
 	Deferred []Deferral
+	// Replaces is the live object of the asset this one replaces
+	// (catalog Replaces), deleted together with this asset's write; nil
+	// when there is none to delete.
+	Replaces *unstructured.Unstructured
+	// ReplacedBy names the asset that carries this asset's settings now
+	// and deletes its object with its own write.
+	ReplacedBy string
 	// Pools are the MachineConfigPools a write of a reboot asset's object
 	// rolls, read from the pools' selectors (a custom pool taking the
 	// worker role's MachineConfigs included), before and after the write;
@@ -215,7 +224,15 @@ func (d *Decision) fail(err error) {
 type Deferral struct {
 	Field    string   `json:"field"`
 	Managers []string `json:"managers"`
+	// Owner is the kind of owner: "" for the field managers the HCO's
+	// yield-to names, OwnerKubeletConfig for admins' KubeletConfigs
+	// (Managers then name them as KubeletConfig/<name>).
+	Owner string `json:"owner,omitempty"`
 }
+
+// OwnerKubeletConfig marks a kubelet setting left out of a drop-in
+// because an admin's KubeletConfig for the same pool sets it.
+const OwnerKubeletConfig = "KubeletConfig"
 
 func (d Deferral) String() string { return d.Field + " (" + strings.Join(d.Managers, ", ") + ")" }
 

@@ -7,10 +7,10 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 )
 
-// Every asset's template names its kind literally, and that is the kind it
-// renders: the fallback that judges disabled-resources entries when an
-// asset's render fails.
-func TestStaticKindIsTheRenderedKind(t *testing.T) {
+// Every asset's component is the kind it renders, with every switch on:
+// the kind that judges disabled-resources entries when an asset's render
+// fails, and that names the golden config.
+func TestComponentIsTheRenderedKind(t *testing.T) {
 	on := map[string]string{}
 	ev, cat, _ := setup(t, nil)
 	for _, f := range cat.Features {
@@ -20,13 +20,8 @@ func TestStaticKindIsTheRenderedKind(t *testing.T) {
 	}
 	rc := newContext(on)
 	for _, d := range ev.Preview(context.Background(), cat, rc, liveMap{}).Decisions {
-		k, ok := ev.Renderer.StaticKind(d.Asset.Path)
-		if !ok {
-			t.Errorf("asset %s: no literal top-level kind in %s", d.Asset.Name, d.Asset.Path)
-			continue
-		}
-		if d.Rendered != nil && d.Rendered.GetKind() != k {
-			t.Errorf("asset %s: static kind %s, rendered %s", d.Asset.Name, k, d.Rendered.GetKind())
+		if d.Rendered != nil && d.Rendered.GetKind() != d.Asset.Component {
+			t.Errorf("asset %s: component %s, rendered %s", d.Asset.Name, d.Asset.Component, d.Rendered.GetKind())
 		}
 	}
 }
@@ -38,10 +33,10 @@ func TestExclusiveKindsAreDeclared(t *testing.T) {
 	for scope, kind := range catalog.ExclusiveScopes {
 		exclusiveKinds[kind] = scope
 	}
-	ev, cat, _ := setup(t, nil)
+	_, cat, _ := setup(t, nil)
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
-		k, _ := ev.Renderer.StaticKind(a.Path)
+		k := a.Component
 		if want, ok := exclusiveKinds[k]; ok && a.Exclusive != want {
 			t.Errorf("asset %s renders a %s: it must declare exclusive: %s", a.Name, k, want)
 		}

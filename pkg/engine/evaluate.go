@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/kubeletdropin"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/overrides"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -137,6 +138,12 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		}
 		d.Rendered = obj
 	}
+	// A drop-in leaves to an admin's KubeletConfig the settings it holds.
+	kubeletLeft, err := leaveToKubeletConfigs(obj, rc)
+	if err != nil {
+		d.fail(err)
+		return d
+	}
 	desired := obj.DeepCopy()
 	d.Structure = rc.Structure(gvk)
 	if d.Live != nil {
@@ -185,15 +192,16 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		}
 	}
 	judged := desired
+	d.Deferred = kubeletLeft
 	if d.Live != nil {
-		var unreadable string
-		d.Deferred, unreadable = yieldTo(desired, d.Live, rc, d.Structure)
+		yielded, unreadable := yieldTo(desired, d.Live, rc, d.Structure)
 		if unreadable != "" {
 			d.Verdict, d.Reason = VerdictRetained, unreadable
 			return d
 		}
+		d.Deferred = append(d.Deferred, yielded...)
 		// Judged as it will be: the owners' values where they are kept.
-		judged = withLive(desired, d.Live, d.Deferred)
+		judged = withLive(desired, d.Live, yielded)
 	}
 	// Judged on what would be applied: a patch may change the scope.
 	clash, err := Clash(a, judged, rc)
@@ -205,16 +213,18 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		d.Verdict, d.Reason = VerdictConflict, clash
 		return d
 	}
-	if gvk == rendercontext.KubeletConfigGVK {
+	if spec, kubelet, err := kubeletSpec(judged); err != nil || kubelet {
 		// A patch can break the kubelet's memory arithmetic; a pool whose
 		// kubelets cannot start is an outage, so such a patch is refused.
-		spec, _, _ := unstructured.NestedMap(judged.Object, "spec")
-		if err := reservation.Check(spec); err != nil {
+		if err == nil {
+			err = reservation.Check(spec)
+		}
+		if err != nil {
 			if slices.Contains(d.Customizations, "patch") {
 				d.Verdict, d.Annotation, d.InvalidReason = VerdictInvalid, annotations.Patch, Unsafe
-				d.Reason = "the patched KubeletConfig would stop the pool's kubelets from starting: " + err.Error()
+				d.Reason = fmt.Sprintf("the patched %s would stop the pool's kubelets from starting: %v", gvk.Kind, err)
 			} else {
-				d.fail(fmt.Errorf("rendered KubeletConfig fails the node's checks (a template bug): %w", err))
+				d.fail(fmt.Errorf("rendered %s fails the node's checks (a template bug): %w", gvk.Kind, err))
 			}
 			return d
 		}
@@ -267,6 +277,25 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	d.Verdict = VerdictIncluded
 	d.NodeActions = nodeActions(&d, rc)
 	return d
+}
+
+// kubeletSpec is the kubelet settings u carries, in a KubeletConfig's
+// spec shape: a KubeletConfig's spec, or what a MachineConfig's kubelet
+// drop-ins and sizing file set; kubelet is false when u carries none.
+func kubeletSpec(u *unstructured.Unstructured) (spec map[string]any, kubelet bool, err error) {
+	switch u.GroupVersionKind() {
+	case rendercontext.KubeletConfigGVK:
+		spec, _, _ = unstructured.NestedMap(u.Object, "spec")
+		return spec, true, nil
+	case rendercontext.MachineConfigGVK:
+		dropIns, sizing, err := kubeletdropin.Files(u)
+		if err != nil || (len(dropIns) == 0 && sizing == nil) {
+			return nil, false, err
+		}
+		spec, err = kubeletdropin.Settings(u)
+		return spec, true, err
+	}
+	return nil, false, nil
 }
 
 // inactive finds what an inactive asset created. It stays (Retained,

@@ -162,8 +162,8 @@ func switchList(cat *catalog.Catalog) string {
 }
 
 // renderedIdentities lists the objects the decisions name, and the kinds
-// of those whose object is unknown (render failed); ok is false when even
-// such a kind is unknown, or there are no decisions.
+// of those whose object is unknown (render failed); ok is false when there
+// are no decisions.
 func (e *Evaluator) renderedIdentities(ds []Decision) (objs []exclusion.Identity, unknownKinds []string, ok bool) {
 	if len(ds) == 0 {
 		return nil, nil, false
@@ -171,11 +171,9 @@ func (e *Evaluator) renderedIdentities(ds []Decision) (objs []exclusion.Identity
 	for i := range ds {
 		o := ds[i].Rendered
 		if o == nil {
-			k, ok := e.Renderer.StaticKind(ds[i].Asset.Path)
-			if !ok {
-				return nil, nil, false
-			}
-			unknownKinds = append(unknownKinds, k)
+			// The catalog's component is the kind the template renders
+			// (checked when the catalog's templates are tested).
+			unknownKinds = append(unknownKinds, ds[i].Asset.Component)
 			continue
 		}
 		objs = append(objs, exclusion.Identity{Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName()})

@@ -86,7 +86,48 @@ func (w *Walk) Rest(effective *unstructured.Unstructured, unconverged string) Ev
 	for i := w.split; i < len(w.cat.Assets); i++ {
 		out = append(out, w.decide(&w.cat.Assets[i], rc, unconverged))
 	}
+	pairReplacements(out, rc)
 	return Evaluation{Decisions: out, Context: rc}
+}
+
+// pairReplacements joins each active asset that replaces another (catalog
+// Replaces) with the object the other created and no longer writes (its
+// form does not hold on this cluster): that object is deleted with the
+// active asset's write, judged by the gate as one write over both objects'
+// pools, so the pool rolls once. An object the deletion guard keeps (a
+// person's patch, ignore-fields or mode on it, an exclusion, adoption)
+// holds the replacement too: both would apply, and the new form would
+// silently win over what the person kept.
+func pairReplacements(ds []Decision, rc *rendercontext.RenderContext) {
+	at := map[string]int{}
+	for i := range ds {
+		at[ds[i].Asset.Name] = i
+	}
+	for i := range ds {
+		y := &ds[i]
+		j, ok := at[y.Asset.Replaces]
+		if !ok || y.Verdict != VerdictIncluded {
+			continue
+		}
+		x := &ds[j]
+		if (x.Verdict != VerdictRetained && x.Verdict != VerdictInactive) || !CreatedFor(x, x.Live) {
+			continue
+		}
+		old := ObjectKey(x.Live)
+		if ok, why := GuardFor(rc).ForTombstones().MayDelete(x.Live); !ok {
+			y.Verdict, y.Desired, y.NodeActions = VerdictConflict, nil, nil
+			y.Reason = fmt.Sprintf("it carries the settings of %s now, but %s is kept (%s); both would apply and this one would silently win over it, so nothing is written until a person decides: "+
+				"carry what you tailored on %s over to %s with a %s annotation and delete %s, or keep %s by adding %s to the HCO's %s",
+				old, old, why, old, ObjectKey(y.Rendered), annotations.Patch, old, old, ObjectKey(y.Rendered), annotations.DisabledResources)
+			continue
+		}
+		y.Replaces = x.Live
+		y.Pools = union(y.Pools, rc.PoolsReached(x.Live))
+		y.NodeActions = nil // a KubeletConfig's removal reboots
+		x.ReplacedBy = y.Asset.Name
+		x.Verdict = VerdictInactive
+		x.Reason += fmt.Sprintf("; asset %s carries these settings now and deletes %s with its own write (one rollout of the pool)", y.Asset.Name, old)
+	}
 }
 
 // decide evaluates one asset against rc.
@@ -151,7 +192,7 @@ func (e *Evaluator) exclusionUnsure(cat *catalog.Catalog, rc *rendercontext.Rend
 	for _, r := range rc.Exclusions.Rules {
 		known := false
 		for i := range cat.Assets {
-			if k, ok := e.Renderer.StaticKind(cat.Assets[i].Path); !ok || strings.EqualFold(k, r.Kind) {
+			if strings.EqualFold(cat.Assets[i].Component, r.Kind) {
 				known = true
 				break
 			}
@@ -170,8 +211,7 @@ func (e *Evaluator) isHCOAsset(a *catalog.Asset) bool {
 	if a.ReconcileOrder != 0 {
 		return false
 	}
-	k, ok := e.Renderer.StaticKind(a.Path)
-	return ok && k == rendercontext.HCOGVK.Kind
+	return a.Component == rendercontext.HCOGVK.Kind
 }
 
 // hcoUnconverged says why the HCO is not in its desired state because of

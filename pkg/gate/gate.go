@@ -63,10 +63,14 @@ const (
 	// Tombstone deletes an object an earlier release created and this one
 	// no longer ships.
 	Tombstone Op = "tombstone delete"
+	// Supersede deletes an object whose settings another asset's object
+	// carries now (catalog Replaces), when that object is already in
+	// place; otherwise the deletion goes with its write, judged as one.
+	Supersede Op = "superseded delete"
 )
 
 // Deletes reports whether op removes its object.
-func (op Op) Deletes() bool { return op == SwitchOff || op == Tombstone }
+func (op Op) Deletes() bool { return op == SwitchOff || op == Tombstone || op == Supersede }
 
 // Write is one write, as the gate judges it.
 type Write struct {
@@ -311,9 +315,10 @@ func ForDecision(d *engine.Decision, op Op, drift, opponents []string) Write {
 		// The pools unread, a move between them cannot be ruled out, and
 		// a move is never lighter than a reboot.
 		w.Disruption.Reboot, w.Disruption.Actions = true, nil
-	case (op == Correct || op == Merge) && !engine.ReachesNodes(drift) && !d.MovesPools && !unknownMove:
+	case (op == Correct || op == Merge) && !engine.ReachesNodes(drift) && !d.MovesPools && !unknownMove && d.Replaces == nil:
 		// Labels and annotations reboot nothing, unless they move the
-		// object between pools (or, the pools unread, might).
+		// object between pools (or, the pools unread, might), or the
+		// write also deletes the object it replaces.
 		w.Disruption = engine.Disruption{}
 	}
 	if d.FactPrint != "" {

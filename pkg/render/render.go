@@ -132,28 +132,6 @@ func (r *Renderer) ReadsHCO(path string) bool {
 	return strings.Contains(src, ".HCO") || strings.Contains(src, "featureGate")
 }
 
-// StaticKind returns the kind the template at path writes literally at its
-// top level ("kind: MachineConfig"), without rendering it: what an asset
-// would make even when its render fails. ok is false when the kind is
-// templated or the file unreadable.
-func (r *Renderer) StaticKind(path string) (kind string, ok bool) {
-	src, err := fs.ReadFile(r.fsys, path)
-	if err != nil {
-		return "", false
-	}
-	// The last one: embedded documents sit in variables above the object.
-	all := staticKind.FindAllSubmatch(src, -1)
-	if len(all) == 0 {
-		return "", false
-	}
-	return string(all[len(all)-1][1]), true
-}
-
-// staticKind: the top-level kind line right after the top-level
-// apiVersion (an embedded document, a kubelet drop-in in a raw string,
-// has its own kind line, not after the object's apiVersion).
-var staticKind = regexp.MustCompile(`(?m)^apiVersion:[^\n]*\n+kind:[ \t]*([A-Za-z][A-Za-z0-9]*)[ \t]*$`)
-
 // Render renders the template at path into one object. live is the
 // object's current state, or nil.
 func (r *Renderer) Render(path string, rc *rendercontext.RenderContext, params map[string]string, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {

@@ -198,3 +198,44 @@ func (rc *RenderContext) NodeDisruptionPolicy() (nodedisruption.Policy, bool) {
 	}
 	return p, ok
 }
+
+// KubeletConfigDirFlag is how MCO's kubelet.service makes the kubelet read
+// drop-ins: --config-dir on its command line (machine-config-operator
+// templates/worker/01-worker-kubelet/_base/units/kubelet.service.yaml from
+// 4.21, commit fc21115e5; templates/master/... from 5.0).
+const KubeletConfigDirFlag = "--config-dir=/etc/openshift/kubelet.conf.d"
+
+// KubeletReadsDropIns reports whether the kubelet of pool role reads the
+// drop-in folder, from the kubelet.service MCO renders for the role into
+// MachineConfig 01-<role>-kubelet (read: declared under an asset's reads).
+// Every pool taking the role's MachineConfigs (a custom pool taking
+// worker's) runs that unit. An object that cannot be read, or whose unit
+// cannot be told, is an error: unknown is never read as either answer. An
+// absent one (no MCO templates: offline, or not a cluster MCO renders) is
+// false, the form that stood before the folder existed.
+func (rc *RenderContext) KubeletReadsDropIns(role string) (bool, error) {
+	k := ObjectKey{GVK: MachineConfigGVK, Name: "01-" + role + "-kubelet"}
+	if err := rc.ObjectErrs[k]; err != nil {
+		return false, fmt.Errorf("cannot tell whether the %s kubelet reads drop-ins: read MachineConfig %s: %w", role, k.Name, err)
+	}
+	u := rc.Objects[k]
+	if u == nil {
+		return false, nil
+	}
+	units, _, err := unstructured.NestedSlice(u.Object, "spec", "config", "systemd", "units")
+	if err != nil {
+		return false, fmt.Errorf("cannot tell whether the %s kubelet reads drop-ins: MachineConfig %s spec.config.systemd.units: %w", role, k.Name, err)
+	}
+	for _, x := range units {
+		unit, _ := x.(map[string]any)
+		if name, _ := unit["name"].(string); name != "kubelet.service" {
+			continue
+		}
+		contents, ok := unit["contents"].(string)
+		if !ok {
+			return false, fmt.Errorf("cannot tell whether the %s kubelet reads drop-ins: MachineConfig %s has kubelet.service without contents", role, k.Name)
+		}
+		return strings.Contains(contents, KubeletConfigDirFlag), nil
+	}
+	return false, fmt.Errorf("cannot tell whether the %s kubelet reads drop-ins: MachineConfig %s has no kubelet.service", role, k.Name)
+}

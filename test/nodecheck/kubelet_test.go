@@ -78,6 +78,8 @@ type judged struct {
 	cpuMgr   bool // our KubeletConfig sets the static CPU manager
 	release  release
 	pool     string
+	// admin is the admin's KubeletConfig in both runs, or nil.
+	admin *adminKC
 	// also are the later releases whose case is the same as release's.
 	also []string
 }
@@ -110,7 +112,7 @@ func runKubeletCheck(t *testing.T, bin string, r *rendered) ([]judged, error) {
 		if len(errs) > 0 {
 			continue // TestPoolRender reports it
 		}
-		var kc json.RawMessage
+		var kc, adminSpec json.RawMessage
 		cpu := false
 		for _, o := range p.Objects {
 			if o.Kind == "KubeletConfig" {
@@ -119,27 +121,51 @@ func runKubeletCheck(t *testing.T, bin string, r *rendered) ([]judged, error) {
 				_, cpu = spec.(map[string]any)["kubeletConfig"].(map[string]any)["cpuManagerPolicy"]
 			}
 		}
+		if p.Admin != nil {
+			if kc != nil {
+				return nil, fmt.Errorf("pool %s rendered for %s: a KubeletConfig of ours beside the admin's %s (MCO would let one replace the other)", p.Pool, p.Cases[0], p.Admin.name)
+			}
+			// MCO merges the admin's KubeletConfig into kubelet.conf.
+			adminSpec, _ = json.Marshal(p.Admin.spec)
+		}
 		dropIns := map[string]string{}
+		var ourSizing *sizing
 		for _, f := range cfg.Storage.Files {
+			data, err := fileContents(f)
+			if err != nil {
+				return nil, err
+			}
 			if dir, name := filepath.Split(f.Path); dir == "/etc/openshift/kubelet.conf.d/" {
-				data, err := fileContents(f)
-				if err != nil {
-					return nil, err
-				}
 				dropIns[name] = string(data)
+				cpu = cpu || parseFlat(data)["cpuManagerPolicy"]
+			}
+			if f.Path == "/etc/node-sizing-enabled.env" {
+				// Ours, over MCO's template file (merge order by name).
+				env := parseEnvFile(data)
+				ourSizing = &sizing{Enabled: env["NODE_SIZING_ENABLED"] == "true", Memory: env["SYSTEM_RESERVED_MEMORY"], CPU: env["SYSTEM_RESERVED_CPU"], ES: env["SYSTEM_RESERVED_ES"]}
 			}
 		}
 		for _, rel := range releases {
+			if !sameEra(rel, p.Era) {
+				continue // its kubelet units would render another form
+			}
 			swap, err := swapTurnsOn(t, cfg, rel, p)
 			if err != nil {
 				return nil, err
 			}
 			for _, m := range machines {
 				node := nodeModel{CPUs: m.cpus, NUMANodes: p.NUMA, MemoryBytes: m.mem, Swap: swap}
+				template := sizing{Enabled: rel.nodeSizing(p.Pool), Memory: "1Gi", CPU: "500m", ES: "1Gi"}
 				c := kubeletCase{
 					Template: rel.kubeletTemplate(p.Pool), KubeletConfig: kc, MCO: rel.mcoRules(p.Pool),
-					Sizing:       sizing{Enabled: rel.nodeSizing(p.Pool), Memory: "1Gi", CPU: "500m", ES: "1Gi"},
+					Sizing:       template,
 					SizingDropIn: rel.sizingDropIn(), ConfigDir: rel.configDir(p.Pool), DropIns: dropIns, Node: node,
+				}
+				if ourSizing != nil {
+					c.Sizing = *ourSizing
+				}
+				if adminSpec != nil {
+					c.KubeletConfig = adminSpec
 				}
 				key, _ := json.Marshal(c)
 				if i, ok := seen[string(key)]; ok {
@@ -147,10 +173,11 @@ func runKubeletCheck(t *testing.T, bin string, r *rendered) ([]judged, error) {
 					continue
 				}
 				seen[string(key)] = len(out)
+				// The baseline: MCO alone, with the admin's KubeletConfig.
 				base := c
-				base.KubeletConfig, base.DropIns, base.Node.Swap = nil, nil, false
+				base.KubeletConfig, base.DropIns, base.Node.Swap, base.Sizing = adminSpec, nil, false, template
 				j := judged{what: fmt.Sprintf("OCP %s pool %s on %s (NUMA %d, swap partition %t), rendered for %s", rel.name, p.Pool, m.name, p.NUMA, p.Swap, p.Cases[0]),
-					hasKC: kc != nil, cpuMgr: cpu, release: rel, pool: p.Pool}
+					hasKC: kc != nil, cpuMgr: cpu, release: rel, pool: p.Pool, admin: p.Admin}
 				c.ID, base.ID = fmt.Sprintf("%d-ours", len(out)), fmt.Sprintf("%d-base", len(out))
 				if err := enc.Encode(c); err != nil {
 					return nil, err
@@ -289,5 +316,69 @@ func TestKubelet(t *testing.T) {
 		for _, w := range j.ours.Warnings {
 			t.Errorf("%s: warning: %s", j.what, w)
 		}
+	}
+}
+
+// parseEnvFile reads KEY=VALUE lines, as the sizing script sources them.
+func parseEnvFile(data []byte) map[string]string {
+	out := map[string]string{}
+	for _, l := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// parseFlat reads a drop-in's top-level keys (a YAML map, one per line).
+func parseFlat(data []byte) map[string]bool {
+	out := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		if k, _, ok := strings.Cut(l, ":"); ok && k != "" && !strings.HasPrefix(k, " ") && !strings.HasPrefix(k, "-") {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// TestAdminKubeletSettingsStay: where an admin's KubeletConfig holds the
+// worker pool, every setting it makes is in effect on the node exactly as
+// without the autopilot (the drop-in leaves them out), on every release
+// and machine; before the drop-in folder the autopilot ships no kubelet
+// setting there at all (Conflict), and from it the drop-in does ship its
+// other settings.
+func TestAdminKubeletSettingsStay(t *testing.T) {
+	js := judgeKubelets(t)
+	seen, tuned := 0, 0
+	for _, j := range js {
+		if j.admin == nil || len(j.ours.Errors) > 0 || len(j.baseline.Errors) > 0 {
+			continue // TestKubelet reports errors
+		}
+		seen++
+		var o, b map[string]any
+		if err := json.Unmarshal(j.ours.Effective, &o); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(j.baseline.Effective, &b); err != nil {
+			t.Fatal(err)
+		}
+		fields, _ := j.admin.spec["kubeletConfig"].(map[string]any)
+		for f := range fields {
+			if fmt.Sprint(o[f]) != fmt.Sprint(b[f]) {
+				t.Errorf("%s: the admin's %s is %v on the node with the autopilot, %v without", j.what, f, o[f], b[f])
+			}
+		}
+		if _, ok := j.admin.spec["autoSizingReserved"]; ok && fmt.Sprint(o["systemReserved"]) != fmt.Sprint(b["systemReserved"]) {
+			t.Errorf("%s: the admin's auto-sized systemReserved is %v with the autopilot, %v without", j.what, o["systemReserved"], b["systemReserved"])
+		}
+		if fmt.Sprint(o["nodeStatusMaxImages"]) != fmt.Sprint(b["nodeStatusMaxImages"]) {
+			tuned++ // a setting of ours the admin does not make took effect
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no case with an admin's KubeletConfig: the matrix lost them")
+	}
+	if tuned == 0 {
+		t.Fatal("with an admin's KubeletConfig the autopilot's kubelet settings never took effect: the drop-in is missing")
 	}
 }

@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
@@ -137,10 +138,56 @@ type renderCase struct {
 	// swap (status.nodeInfo.swap), as a node does once it is on.
 	swap bool
 	hco  hcoInput
+	// era is the release whose kubelet.service MCO renders for each role
+	// (MachineConfigs 01-<role>-kubelet): which pools read drop-ins.
+	era release
+	// admin is an admin's KubeletConfig on the worker pool, or none.
+	admin adminKC
 }
 
 func (c renderCase) String() string {
-	return fmt.Sprintf("%s/%s/swap=%t/%s", c.topo.name, c.hw.name, c.swap, c.hco.name)
+	s := fmt.Sprintf("%s/%s/swap=%t/%s/units of %s", c.topo.name, c.hw.name, c.swap, c.hco.name, c.era.name)
+	if c.admin.name != "" {
+		s += "/admin KubeletConfig " + c.admin.name
+	}
+	return s
+}
+
+// eras are one release per distinct answer to "does the kubelet read the
+// drop-in folder" for workers and masters (releases.configDir): before
+// 4.21 neither, 4.21 and 4.22 workers, from 5.0 both.
+func eras() []release {
+	var out []release
+	seen := map[[2]bool]bool{}
+	for _, r := range releases {
+		k := [2]bool{r.configDir("worker"), r.configDir("master")}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// sameEra: r's kubelet units read drop-ins where era's do.
+func sameEra(r, era release) bool {
+	return r.configDir("worker") == era.configDir("worker") && r.configDir("master") == era.configDir("master")
+}
+
+// adminKC is a KubeletConfig an admin keeps on the worker pool, held out
+// from the autopilot's own tests: shapes production clusters carry.
+type adminKC struct {
+	name string
+	spec map[string]any // the KubeletConfig's spec beside its selector
+}
+
+var adminKCs = []adminKC{
+	{name: "density-and-gc", spec: map[string]any{"kubeletConfig": map[string]any{
+		"maxPods": int64(350), "podPidsLimit": int64(8192), "imageGCHighThresholdPercent": int64(80), "imageGCLowThresholdPercent": int64(70)}}},
+	{name: "auto-sizing-and-eviction", spec: map[string]any{"autoSizingReserved": true, "kubeletConfig": map[string]any{
+		"evictionHard": map[string]any{"memory.available": "500Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%", "imagefs.available": "15%", "imagefs.inodesFree": "5%"}}}},
+	{name: "reserved-and-topology", spec: map[string]any{"kubeletConfig": map[string]any{
+		"systemReserved": map[string]any{"memory": "3Gi", "cpu": "1"}, "topologyManagerPolicy": "single-numa-node", "maxPods": int64(200)}}},
 }
 
 // cases is the matrix: every HCO input on every topology and hardware set,
@@ -148,6 +195,8 @@ func (c renderCase) String() string {
 // turn something on (its own combinations are covered by all-switches).
 func cases(cat *catalog.Catalog) []renderCase {
 	var out []renderCase
+	es := eras()
+	oldest, newest := es[0], es[len(es)-1]
 	for _, h := range hcoInputs(cat) {
 		for _, topo := range topologies {
 			for _, hw := range hardwareSets {
@@ -157,7 +206,25 @@ func cases(cat *catalog.Catalog) []renderCase {
 					if single && (hw.name != hardwareSets[1].name || !swap || topo.name == "sno") {
 						continue
 					}
-					out = append(out, renderCase{topo: topo, hw: hw, swap: swap, hco: h})
+					// Every cell with the kubelet units of the first and
+					// the last era (a KubeletConfig per pool; drop-ins on
+					// every pool).
+					for _, era := range []release{oldest, newest} {
+						out = append(out, renderCase{topo: topo, hw: hw, swap: swap, hco: h, era: era})
+					}
+					// Each era, and each admin KubeletConfig on the worker
+					// pool, on the inputs that change the kubelet settings.
+					if single || h.name == "node-tuning-ksm-by-hco" || h.name == "all-switches-no-devices" || hw.name == hardwareSets[2].name || swap {
+						continue
+					}
+					for _, era := range es {
+						for _, adm := range append([]adminKC{{}}, adminKCs...) {
+							if adm.name == "" && (era.name == oldest.name || era.name == newest.name) {
+								continue // above
+							}
+							out = append(out, renderCase{topo: topo, hw: hw, swap: swap, hco: h, era: era, admin: adm})
+						}
+					}
 				}
 			}
 		}
@@ -185,6 +252,11 @@ type poolSet struct {
 	Swap  bool
 	NUMA  int
 	Cases []string
+	// Era: rendered with this release's kubelet units; judged on every
+	// release of the same era (sameEra).
+	Era release
+	// Admin: an admin's KubeletConfig on the pool, MCO merging it too.
+	Admin *adminKC
 }
 
 // rendered holds every distinct node object and pool set of the matrix.
@@ -257,15 +329,22 @@ func doRender() (*rendered, error) {
 			// Only workers report swap: masters in compact clusters are
 			// in the master pool, which no swap MachineConfig targets.
 			swap := c.swap && pool == "worker" && c.topo.workers > 0
+			// The admin's KubeletConfig selects the worker pool (and, MCO
+			// rendering it for the worker role, compact masters do not
+			// take it: they are the master pool).
+			var admin *adminKC
+			if c.admin.name != "" && pool == "worker" {
+				admin = &c.admin
+			}
 			h := sha256.New()
-			fmt.Fprintf(h, "%s %t %d\n", pool, swap, c.hw.numa)
+			fmt.Fprintf(h, "%s %t %d %s %s\n", pool, swap, c.hw.numa, c.era.name, c.admin.name)
 			for _, o := range list {
 				h.Write([]byte(o.key))
 			}
 			key := hex.EncodeToString(h.Sum(nil))
 			p := pools[key]
 			if p == nil {
-				p = &poolSet{Pool: pool, Objects: list, Swap: swap, NUMA: c.hw.numa}
+				p = &poolSet{Pool: pool, Objects: list, Swap: swap, NUMA: c.hw.numa, Era: c.era, Admin: admin}
 				pools[key] = p
 			}
 			p.Cases = append(p.Cases, c.String())
@@ -342,5 +421,27 @@ func facts(c renderCase) rendercontext.Facts {
 	for i := 0; i < c.topo.workers; i++ {
 		add(fmt.Sprintf("w%d", i), "worker")
 	}
-	return rendercontext.Facts{Namespace: "openshift-cnv", HCO: hco, Infrastructure: infra, Scheduler: sched, Nodes: nodes}
+	f := rendercontext.Facts{Namespace: "openshift-cnv", HCO: hco, Infrastructure: infra, Scheduler: sched, Nodes: nodes}
+	f.Objects = map[rendercontext.ObjectKey]*unstructured.Unstructured{}
+	for _, role := range []string{"master", "worker"} {
+		ref := catalog.KubeletUnitRead(role)
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"config": map[string]any{"systemd": map[string]any{"units": []any{
+			map[string]any{"name": "kubelet.service", "enabled": true, "contents": c.era.kubeletUnit(role)},
+		}}}}}}
+		u.SetAPIVersion(ref.APIVersion)
+		u.SetKind(ref.Kind)
+		u.SetName(ref.Name)
+		f.Objects[rendercontext.ObjectKey{GVK: rendercontext.MachineConfigGVK, Name: ref.Name}] = u
+	}
+	if c.admin.name != "" {
+		spec := map[string]any{"machineConfigPoolSelector": map[string]any{"matchLabels": map[string]any{"pools.operator.machineconfiguration.openshift.io/worker": ""}}}
+		for k, v := range c.admin.spec {
+			spec[k] = v
+		}
+		kc := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+		kc.SetGroupVersionKind(rendercontext.KubeletConfigGVK)
+		kc.SetName(c.admin.name)
+		f.Peers = map[schema.GroupVersionKind][]*unstructured.Unstructured{rendercontext.KubeletConfigGVK: {kc}}
+	}
+	return f
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	t35 "github.com/coreos/ignition/v2/config/v3_5/types"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // A payload is a file a MachineConfig writes. Each kind is read by some
@@ -26,6 +27,7 @@ const (
 	kindSystemdConfig payloadKind = "systemd-config" // /etc/systemd/<daemon>.conf.d/*.conf
 	kindKubeletDropIn payloadKind = "kubelet-dropin" // judged by the kubelet itself, kubelet_test.go
 	kindMultipath     payloadKind = "multipath"      // multipath.conf(5), multipath_test.go
+	kindSizingEnv     payloadKind = "sizing-env"     // MCO's node sizing file, checkSizingEnv
 )
 
 var sysctlLoad = regexp.MustCompile(`sysctl\s+(?:-\S+\s+)*-p\s*(\S+)`)
@@ -42,6 +44,8 @@ func classify(cfg t35.Config, path string, data []byte) payloadKind {
 		return kindSysctl
 	case strings.HasPrefix(path, "/etc/multipath/"):
 		return kindMultipath
+	case path == "/etc/node-sizing-enabled.env":
+		return kindSizingEnv
 	case regexp.MustCompile(`^/etc/systemd/[a-z]+\.conf\.d/[^/]+\.conf$`).MatchString(path):
 		return kindSystemdConfig
 	}
@@ -201,6 +205,8 @@ func checkPayload(t *testing.T, cfg t35.Config, f t35.File) []string {
 		return nil // the kubelet's own decoder, in TestKubelet
 	case kindMultipath:
 		return checkMultipath(f.Path, data, readManual(t))
+	case kindSizingEnv:
+		return checkSizingEnv(data)
 	}
 	return []string{"no check knows this kind of file: add one to payloads_test.go"}
 }
@@ -226,4 +232,47 @@ func TestPayloads(t *testing.T) {
 	if len(seen) == 0 {
 		t.Fatal("no file was checked: the matrix lost them")
 	}
+}
+
+// checkSizingEnv reads /etc/node-sizing-enabled.env as MCO's sizing script
+// does (machine-config-operator templates/common/_base/files/
+// kubelet-auto-sizing.yaml, dynamic-system-reserved-calc.sh: the unit's
+// EnvironmentFile, then NODE_SIZING_ENABLED compared with "true" and the
+// three SYSTEM_RESERVED_* values written into --system-reserved or
+// 20-auto-sizing.conf as they are): KEY=VALUE lines with every one of
+// those keys, a boolean switch, and quantities the kubelet parses.
+func checkSizingEnv(data []byte) []string {
+	want := map[string]bool{"NODE_SIZING_ENABLED": false, "SYSTEM_RESERVED_MEMORY": false, "SYSTEM_RESERVED_CPU": false, "SYSTEM_RESERVED_ES": false}
+	var out []string
+	for n, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(l, "=")
+		seen, known := want[k]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("line %d: not KEY=VALUE: %q", n+1, l))
+		case !known:
+			out = append(out, fmt.Sprintf("line %d: the sizing script reads no %s", n+1, k))
+		case seen:
+			out = append(out, fmt.Sprintf("line %d: %s set twice", n+1, k))
+		case k == "NODE_SIZING_ENABLED" && v != "true" && v != "false":
+			out = append(out, fmt.Sprintf("line %d: NODE_SIZING_ENABLED=%q is neither true nor false", n+1, v))
+		case k != "NODE_SIZING_ENABLED":
+			if _, err := resource.ParseQuantity(v); err != nil {
+				out = append(out, fmt.Sprintf("line %d: %s=%q: %v", n+1, k, v, err))
+			}
+		}
+		if known {
+			want[k] = true
+		}
+	}
+	for k, seen := range want {
+		if !seen {
+			out = append(out, k+" is missing: the script would pass an empty value to the kubelet")
+		}
+	}
+	return out
 }

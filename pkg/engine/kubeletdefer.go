@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/kubeletdropin"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+)
+
+// leaveToKubeletConfigs leaves out of a rendered MachineConfig's kubelet
+// drop-ins (and node sizing file) every setting a KubeletConfig that is
+// not the autopilot's sets for a pool the MachineConfig reaches, with the
+// settings that only work beside it. A drop-in is merged over kubelet.conf,
+// which such a KubeletConfig writes, so without this the drop-in would
+// silently win over the admin's value. It returns what it left out; the
+// admin's value stays in effect. Pools or KubeletConfigs that cannot be
+// read are an error: what the admin holds cannot be told.
+func leaveToKubeletConfigs(mc *unstructured.Unstructured, rc *rendercontext.RenderContext) ([]Deferral, error) {
+	if mc.GetKind() != "MachineConfig" {
+		return nil, nil
+	}
+	dropIns, sizing, err := kubeletdropin.Files(mc)
+	if err != nil {
+		return nil, fmt.Errorf("read the kubelet drop-ins of MachineConfig %s: %w", mc.GetName(), err)
+	}
+	if len(dropIns) == 0 && sizing == nil {
+		return nil, nil
+	}
+	if err := rc.PeersErr[rendercontext.KubeletConfigGVK]; err != nil {
+		return nil, fmt.Errorf("cannot tell which kubelet settings an admin's KubeletConfig holds: %w", err)
+	}
+	if rc.PoolsErr != nil {
+		return nil, fmt.Errorf("cannot tell which pools MachineConfig %s reaches: %w", mc.GetName(), rc.PoolsErr)
+	}
+	ours := rc.PoolsReached(mc)
+	if len(rc.Pools) == 0 {
+		ours = []string{mc.GetLabels()[mcRoleLabel]}
+	}
+	held := map[string][]string{}
+	for _, kc := range rc.Peers[rendercontext.KubeletConfigGVK] {
+		if annotations.Labelled(kc.GetLabels()) {
+			continue // the autopilot's own (a pool's KubeletConfig being replaced)
+		}
+		theirs := rc.PoolsReached(kc)
+		if len(rc.Pools) == 0 {
+			if theirs, err = poolsHeld(kc, rc); err != nil {
+				return nil, err
+			}
+		}
+		if !slices.ContainsFunc(theirs, func(p string) bool { return slices.Contains(ours, p) }) {
+			continue
+		}
+		for _, f := range kubeletdropin.Fields(kc) {
+			held[f] = append(held[f], "KubeletConfig/"+kc.GetName())
+		}
+	}
+	left, err := kubeletdropin.LeaveOut(mc, held)
+	if err != nil {
+		return nil, fmt.Errorf("leave the admin's kubelet settings out of MachineConfig %s: %w", mc.GetName(), err)
+	}
+	out := make([]Deferral, len(left))
+	for i, l := range left {
+		out[i] = Deferral{Field: "kubelet " + l.Field, Managers: l.KubeletConfigs, Owner: OwnerKubeletConfig}
+	}
+	return out, nil
+}
