@@ -358,4 +358,25 @@ spec:
 	if l := line(with, "kubelet-worker"); !strings.Contains(l, "CONFLICT") || !strings.Contains(with, "admin-max-pods") {
 		t.Errorf("an admin's KubeletConfig on the worker pool: %s\n%s", l, with)
 	}
+	// MCO's kubelet.service for workers with the drop-in folder (4.21+):
+	// the drop-in, beside the admin's KubeletConfig, leaving maxPods to it.
+	unit := `---
+apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfig
+metadata: {name: 01-worker-kubelet}
+spec:
+  config:
+    systemd:
+      units:
+        - name: kubelet.service
+          contents: "[Service]\nExecStart=/usr/bin/kubelet --config=/etc/kubernetes/kubelet.conf --config-dir=/etc/openshift/kubelet.conf.d\n"
+`
+	dropIn := status(pools + admin + unit)
+	if l := line(dropIn, "kubelet-dropin-worker"); !strings.Contains(l, "90-worker-kubevirt-kubelet") || strings.Contains(l, "CONFLICT") || !strings.Contains(l, "virt") {
+		t.Errorf("the worker kubelet reads drop-ins: %s\n%s", l, dropIn)
+	}
+	js := run(t, 0, "--hco-file", hco, "--objects-file", write(t, dir, "objects.yaml", pools+admin+unit), "--output", "features")
+	if !strings.Contains(js, "kubelet-dropin-worker leaves to their owners: kubelet maxPods (KubeletConfig/admin-max-pods)") {
+		t.Errorf("maxPods is not reported as left to the admin's KubeletConfig:\n%s", js)
+	}
 }

@@ -67,7 +67,8 @@ type AssetStatus struct {
 	Disruption string `json:"disruption"`
 	Reason     string `json:"reason,omitempty"`
 	// Deferred are fields left to their declared owners
-	// (platform.kubevirt.io/yield-to).
+	// (platform.kubevirt.io/yield-to), and kubelet settings left to an
+	// admin's KubeletConfig.
 	Deferred []engine.Deferral `json:"deferred,omitempty"`
 }
 

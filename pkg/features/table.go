@@ -10,7 +10,7 @@ import (
 
 // WriteTable writes one line per feature (FEATURE, MATURITY, SWITCH,
 // STATE, the number of ASSETS, the pools a write would REBOOT, REASON),
-// then a summary by state. The assets themselves are in the JSON form
+// the settings each asset leaves to their owners, then a summary by state. The assets themselves are in the JSON form
 // (/debug/features) and in render --output status.
 func WriteTable(w io.Writer, ss []Status) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -40,6 +40,22 @@ func WriteTable(w io.Writer, ss []Status) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	// What the autopilot leaves to another owner: the owner's value is the
+	// one in effect (an admin's KubeletConfig, a GitOps controller).
+	for _, s := range ss {
+		for _, a := range s.Assets {
+			if len(a.Deferred) == 0 {
+				continue
+			}
+			ds := make([]string, len(a.Deferred))
+			for i, d := range a.Deferred {
+				ds[i] = d.String()
+			}
+			if _, err := fmt.Fprintf(w, "%s: %s leaves to their owners: %s\n", s.Name, a.Name, strings.Join(ds, ", ")); err != nil {
+				return err
+			}
+		}
 	}
 	var parts []string
 	for _, st := range []State{Active, Degraded, Drifted, Waiting, Off, NotApplicable, Excluded, Paused} {

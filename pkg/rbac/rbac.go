@@ -64,15 +64,22 @@ var static = []rbacv1.PolicyRule{
 //   - per managed kind get/list/watch (the label-filtered cache) and create
 //     unless it is the HCO (the autopilot configures an HCO, never creates
 //     one): verbs that cannot be scoped to names;
-//   - patch, and delete for opt-in assets that are not shared and not a
-//     container (catalog.ContainerKinds: never deleted) and for
-//     tombstones, only on the names the catalog renders;
+//   - patch, and delete for opt-in assets and assets another replaces
+//     (catalog Replaces) that are not shared and not a container
+//     (catalog.ContainerKinds: never deleted) and for tombstones, only on
+//     the names the catalog renders;
 //   - the rules of every role the catalog ships, held by the autopilot
 //     itself, so it can write and bind those roles without escalate (which,
 //     with bind, would let it grant itself anything);
 //   - bind only on roles it references but does not ship (an operator's);
 //   - get/list/watch for declared reads and facts.
 func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) ([]rbacv1.PolicyRule, error) {
+	replaced := map[string]bool{} // assets whose object another's write deletes
+	for _, a := range cat.Assets {
+		if a.Replaces != "" {
+			replaced[a.Replaces] = true
+		}
+	}
 	open := map[schema.GroupKind]map[string]bool{}      // unscoped verbs
 	named := map[schema.GroupKind]map[string][]string{} // verb -> names
 	add := func(gk schema.GroupKind, vs ...string) {
@@ -125,7 +132,7 @@ func Rules(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone) (
 			add(gk, "create")
 		}
 		addNamed(gk, u.GetName(), "patch")
-		if a.OptIn() && !a.Shared && !catalog.ContainerKinds[gk.Kind] {
+		if (a.OptIn() || replaced[a.Name]) && !a.Shared && !catalog.ContainerKinds[gk.Kind] {
 			addNamed(gk, u.GetName(), "delete")
 		}
 		for _, rd := range a.Reads {

@@ -250,8 +250,7 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 	if len(d.Deferred) > 0 {
 		// Once per object and set of fields (the message names them all),
 		// whatever the outcome.
-		r.eventOnce(owner, hco, subject, corev1.EventTypeNormal, deferredReason, fmt.Sprintf(
-			"asset %s: fields left to their declared owners (%s), never forced: %s", name, annotations.YieldTo, deferredText(d.Deferred)))
+		r.eventOnce(owner, hco, subject, corev1.EventTypeNormal, deferredReason, "asset "+name+": "+deferredMessage(d.Deferred))
 	} else {
 		r.forgetEvent(owner, deferredReason)
 	}
@@ -266,6 +265,27 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 
 // deferredReason is the Event reason of fields left to their owners.
 const deferredReason = "Deferred"
+
+// deferredMessage says what is left to whom: fields to the managers the
+// HCO's yield-to names, kubelet settings to an admin's KubeletConfig.
+func deferredMessage(ds []engine.Deferral) string {
+	var yielded, kubelet []engine.Deferral
+	for _, d := range ds {
+		if d.Owner == engine.OwnerKubeletConfig {
+			kubelet = append(kubelet, d)
+		} else {
+			yielded = append(yielded, d)
+		}
+	}
+	var parts []string
+	if len(yielded) > 0 {
+		parts = append(parts, fmt.Sprintf("fields left to their declared owners (%s), never forced: %s", annotations.YieldTo, deferredText(yielded)))
+	}
+	if len(kubelet) > 0 {
+		parts = append(parts, "kubelet settings left out of the drop-in because an admin's KubeletConfig for the same pool sets them (its values stay in effect; remove them there to hand them to the autopilot): "+deferredText(kubelet))
+	}
+	return strings.Join(parts, "; ")
+}
 
 func deferredText(ds []engine.Deferral) string {
 	out := make([]string, len(ds))
