@@ -199,6 +199,7 @@ func assetsDoc(cat *catalog.Catalog, rows []row) []byte {
 	b.WriteString("MCO reports the pool Updating or Degraded it waits for the pool (at most an hour); and a write a\n")
 	b.WriteString("changed hardware or topology fact asks for waits for that fact to settle.\n\n")
 	b.WriteString(joiningRollouts)
+	b.WriteString(kubeletForms)
 	b.WriteString("\n## Vendor rules\n\nRules the autopilot takes from other projects' code, where that code says them, and the\n")
 	b.WriteString("test whose table was read from it (`engine.VendorRules`).\n\n| Rule | Vendor code | Here | Proven by |\n|---|---|---|---|\n")
 	for _, r := range engine.VendorRules {
@@ -376,4 +377,42 @@ So a rollout that happens anyway is not joined: at best it saves nothing, at wor
 upgrade already rebooted reboots twice. A staged write also waits while MCO reports the pool
 Updating (above), so it follows an upgrade's rollout instead of cutting into it: the pool rolls once
 for the upgrade and once for the staged writes, each node rebooting once in each.
+`
+
+// kubeletForms is how a pool's kubelet settings are shipped: the rules of
+// kubelet-config-dir, pkg/kubeletdropin and engine.pairReplacements.
+const kubeletForms = `
+### Kubelet settings: a KubeletConfig, or a drop-in beside the admin's
+
+A pool's kubelet settings (feature ` + "`kubelet-tuning`" + `) take one of two forms, chosen per pool role from
+MCO's own ` + "`kubelet.service`" + ` for the role (MachineConfig ` + "`01-<role>-kubelet`" + `, which every pool
+taking the role's MachineConfigs runs):
+
+- Where the kubelet reads no drop-in folder (workers before OCP 4.21, masters before 5.0): the pool's
+  one KubeletConfig. MCO lets only the newest KubeletConfig of a pool take effect, so where an admin's
+  KubeletConfig already holds the pool the autopilot's is a ` + "`Conflict`" + ` and nothing is written.
+- Where ` + "`kubelet.service`" + ` passes ` + "`--config-dir=/etc/openshift/kubelet.conf.d`" + `: a MachineConfig
+  ` + "`90-<role>-kubevirt-kubelet`" + ` with the same settings as the drop-in ` + "`30-kubevirt.conf`" + ` (merged by the
+  kubelet over kubelet.conf, after MCO's ` + "`20-auto-sizing.conf`" + `, before an admin's usual ` + "`50-`/`99-`" + `
+  drop-ins, which win), and the system reservation in ` + "`/etc/node-sizing-enabled.env`" + ` where MCO puts it
+  for a KubeletConfig. It lives beside an admin's KubeletConfig: every setting a KubeletConfig that is
+  not the autopilot's sets for a pool the MachineConfig reaches (custom pools included) is left out,
+  with the settings that only work beside it (` + "`kubeletdropin.Coupled`" + `: the Static memory manager's
+  reservation sum; the static CPU manager's reserved CPUs, which would replace the admin's CPU
+  reservation; the sizing file as one). The admin's value stays in effect, and what was left out is
+  reported as deferred to that KubeletConfig (Event ` + "`Deferred`" + `, metric
+  ` + "`virt_platform_autopilot_deferred_fields`" + `, the features view, ` + "`render --output diff`" + `). A
+  MachineConfig ` + "`01-<role>-kubelet`" + ` that cannot be read holds both forms (` + "`Failed`" + `); one that is absent
+  (offline, not an MCO cluster) means the KubeletConfig form.
+
+When a pool's kubelet starts reading the folder (an OpenShift upgrade, or an autopilot upgrade on such
+a cluster), the drop-in replaces the autopilot's KubeletConfig in one write: the gate judges it over
+both objects' pools, so it waits for the window, the settle period and a pool at rest like any write,
+and the KubeletConfig is deleted right after the MachineConfig is applied; MCO renders both changes
+together (its render waits 5 s after the first change). A KubeletConfig someone tailored (a patch,
+ignore-fields, a mode, an exclusion) is never deleted: the drop-in then waits as a ` + "`Conflict`" + ` saying
+how to carry the change over. ` + "`test/nodecheck`" + ` has the kubelet's own loader merge the drop-in over
+kubelet.conf rendered from each release's template and held-out admin KubeletConfigs, checks that
+every setting an admin makes is in effect exactly as without the autopilot, and that no protection is
+weaker than MCO alone would leave it.
 `
