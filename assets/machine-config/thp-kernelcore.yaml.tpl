@@ -17,8 +17,12 @@
   memory, and pinned pages must leave the movable zone
   (check_and_migrate_movable_pages), so a VM with a host device on a node
   whose kernel zone is smaller than its memory would not start. The feature
-  therefore holds only while the HCO permits no host or mediated device;
-  SR-IOV interfaces bound to vfio-pci pin memory the same way (docs/assets.md).
+  therefore holds only while the HCO permits no host or mediated device.
+  Not seen by it, and the admin's to rule out before turning it on: SR-IOV
+  interfaces bound to vfio-pci (the SR-IOV Network Operator) pin memory
+  the same way, and 1 GiB huge pages allocated at runtime never come from
+  the movable zone (gigantic pages are not movable), so they must fit in
+  the kernel zone.
 */ -}}
 apiVersion: machineconfiguration.openshift.io/v1
 kind: MachineConfig

@@ -408,10 +408,13 @@ taking the role's MachineConfigs runs):
 When a pool's kubelet starts reading the folder (an OpenShift upgrade, or an autopilot upgrade on such
 a cluster), the drop-in replaces the autopilot's KubeletConfig in one write: the gate judges it over
 both objects' pools, so it waits for the window, the settle period and a pool at rest like any write,
-and the KubeletConfig is deleted right after the MachineConfig is applied; MCO renders both changes
-together (its render waits 5 s after the first change). A KubeletConfig someone tailored (a patch,
+and the KubeletConfig is deleted right after the MachineConfig is applied. MCO renders both changes
+together when its kubelet-config controller has removed the KubeletConfig's generated MachineConfig
+within the render controller's 5 s delay, as it does at once; if that removal is late, or the delete
+fails and is retried, the pool renders twice. A KubeletConfig someone tailored (a patch,
 ignore-fields, a mode, an exclusion) is never deleted: the drop-in then waits as a ` + "`Conflict`" + ` saying
-how to carry the change over. ` + "`test/nodecheck`" + ` has the kubelet's own loader merge the drop-in over
+how to carry the change over. The move is one way: a drop-in whose form stops holding (the unit read as
+absent) is kept, never deleted, beside the KubeletConfig that is written again. ` + "`test/nodecheck`" + ` has the kubelet's own loader merge the drop-in over
 kubelet.conf rendered from each release's template and held-out admin KubeletConfigs, checks that
 every setting an admin makes is in effect exactly as without the autopilot, and that no protection is
 weaker than MCO alone would leave it.

@@ -58,8 +58,9 @@ type ObjectDiff struct {
 }
 
 // Diff computes, with server-side dry-runs under the autopilot's field
-// manager, what a reconcile would change: applies of included assets,
-// removals of inactive opt-in assets, and tombstone deletions; a change
+// manager, what a reconcile would change: applies of included assets
+// (with the object each replaces), removals of inactive opt-in assets, and
+// tombstone deletions; a change
 // the gate stages at now (it reboots a pool and the disruption window is
 // closed) is marked Staged, as the controller would hold it. What each
 // change does to nodes is the gate's description of the write.
@@ -92,6 +93,17 @@ func diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 				return nil, fmt.Errorf("asset %s: %w", d.Asset.Name, err)
 			}
 			out = append(out, od)
+			if d.Replaces != nil {
+				// The object it replaces goes with its write (judged with
+				// it: the write's pools are both objects'), or alone when
+				// its own object is in place already.
+				rm := deletion(d.Asset.Name, d.Replaces, "replaced by "+od.Object)
+				rm.write = od.write
+				if od.Change == Unchanged {
+					rm.write = gate.ForRemoval(rc, gate.Supersede, d.Asset.Name, d.Replaces, d.ReportOnly)
+				}
+				out = append(out, rm)
+			}
 		case engine.RemovalCandidate(d, rc) != nil && d.Live != nil:
 			live := d.Live
 			if ok, why := guard.MayDelete(live); ok {

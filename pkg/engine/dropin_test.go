@@ -320,6 +320,10 @@ func TestDropInReplacesTheKubeletConfig(t *testing.T) {
 		{"unmanaged", map[string]string{annotations.Mode: annotations.ModeUnmanaged}, nil, engine.VerdictConflict, false},
 		{"adopted", map[string]string{annotations.Adopted: "true"}, nil, engine.VerdictConflict, false},
 		{"excluded", nil, map[string]string{annotations.DisabledResources: "KubeletConfig/kubevirt-kubelet-worker"}, engine.VerdictConflict, false},
+		// The activation switch: report-only previews the pair; a switch
+		// leaving the KubeletConfig's asset out holds the drop-in too.
+		{"report-only", nil, map[string]string{annotations.Autopilot: "report-only"}, engine.VerdictIncluded, true},
+		{"only the drop-in active", nil, map[string]string{annotations.Autopilot: "kubelet-dropin-worker"}, engine.VerdictPaused, false},
 	} {
 		kc := ourKubeletConfig(c.ann)
 		rc := dropInContext(true, false, kc)
@@ -344,8 +348,33 @@ func TestDropInReplacesTheKubeletConfig(t *testing.T) {
 			if !slices.Contains(di.Pools, "worker") || engine.DisruptionOf(&di).Reboot != true {
 				t.Errorf("%s: the pair's disruption %v", c.name, engine.DisruptionOf(&di))
 			}
-		} else if !strings.Contains(di.Reason, "kubevirt-kubelet-worker") {
+		} else if !strings.Contains(di.Reason, "kubelet-worker") {
 			t.Errorf("%s: the conflict does not name the KubeletConfig: %s", c.name, di.Reason)
 		}
+	}
+}
+
+// A KubeletConfig already being deleted (MCO's finalizer keeps it until its
+// generated MachineConfig is gone) is gone: nothing to pair, no Conflict,
+// nothing deferred to it. Any other labelled KubeletConfig (an old release's,
+// kept by a tombstone's guard) is applied by MCO and holds its settings.
+func TestDropInBesideGoingAndKeptKubeletConfigs(t *testing.T) {
+	going := ourKubeletConfig(nil)
+	now := metav1.Now()
+	going.SetDeletionTimestamp(&now)
+	going.SetFinalizers([]string{"99-worker-generated-kubelet"})
+	ds := decisions(t, dropInContext(true, false, going), liveMap{"KubeletConfig//kubevirt-kubelet-worker": going})
+	di := ds["kubelet-dropin-worker"]
+	if di.Verdict != engine.VerdictIncluded || di.Replaces != nil || len(di.Deferred) > 0 {
+		t.Errorf("beside a KubeletConfig being deleted: %s (%s), replaces %v, deferred %v", di.Verdict, di.Reason, di.Replaces != nil, di.Deferred)
+	}
+
+	kept := adminKC("kubevirt-worker-performance", "worker", map[string]any{"kubeletConfig": map[string]any{"maxPods": int64(300)}})
+	kept.SetLabels(map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue})
+	kept.SetAnnotations(map[string]string{annotations.Asset: "kubelet-performance-worker", annotations.Patch: "[]"})
+	ds = decisions(t, dropInContext(true, false, kept), nil)
+	di = ds["kubelet-dropin-worker"]
+	if di.Verdict != engine.VerdictIncluded || len(di.Deferred) != 1 || di.Deferred[0].String() != "kubelet maxPods (KubeletConfig/kubevirt-worker-performance)" {
+		t.Errorf("beside an old KubeletConfig of the autopilot's that is kept: %s (%s), deferred %v", di.Verdict, di.Reason, di.Deferred)
 	}
 }

@@ -79,6 +79,20 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		return d
 	}
 	obj, err := e.Renderer.Render(a.Path, rc, a.Params, nil)
+	if _, waits := render.AsWait(err); waits && live != nil && e.Renderer.UsesLive(a.Path) {
+		// A template that keeps live state may not need what it waits for
+		// once it sees the object as it is (an existing LokiStack's class).
+		if head, _ := e.Renderer.RenderHead(a.Path, rc, a.Params); head != nil && rc.KindAvailable(head.GroupVersionKind()) {
+			l, lerr := live.Live(ctx, head.GroupVersionKind(), head.GetNamespace(), head.GetName())
+			if lerr != nil {
+				d.fail(fmt.Errorf("read live object: %w", lerr))
+				return d
+			}
+			if l != nil {
+				obj, err = e.Renderer.Render(a.Path, rc, a.Params, l)
+			}
+		}
+	}
 	if w, waits := render.AsWait(err); waits {
 		// The cluster does not offer what the object needs yet.
 		d.Verdict, d.Reason = VerdictMissingDependency, w.Error()
@@ -139,7 +153,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		d.Rendered = obj
 	}
 	// A drop-in leaves to an admin's KubeletConfig the settings it holds.
-	kubeletLeft, err := leaveToKubeletConfigs(obj, rc)
+	kubeletLeft, err := leaveToKubeletConfigs(a, obj, rc)
 	if err != nil {
 		d.fail(err)
 		return d

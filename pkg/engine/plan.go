@@ -94,15 +94,27 @@ func (w *Walk) Rest(effective *unstructured.Unstructured, unconverged string) Ev
 // Replaces) with the object the other created and no longer writes (its
 // form does not hold on this cluster): that object is deleted with the
 // active asset's write, judged by the gate as one write over both objects'
-// pools, so the pool rolls once. An object the deletion guard keeps (a
-// person's patch, ignore-fields or mode on it, an exclusion, adoption)
-// holds the replacement too: both would apply, and the new form would
-// silently win over what the person kept.
+// pools, so the pool rolls once. Both objects are written together or
+// neither:
+//   - while the other asset cannot be judged (paused by the activation
+//     switch, backing off, failed), the replacement waits too;
+//   - an object the deletion guard keeps (a person's patch, ignore-fields
+//     or mode on it, an exclusion, adoption) holds the replacement as a
+//     Conflict: both would apply, and the new form would silently win over
+//     what the person kept;
+//   - an object already being deleted (MCO's finalizer keeps a
+//     KubeletConfig until its generated MachineConfig is gone) is gone.
+//
+// The activation switch is the walk's to apply (report-only writes and
+// deletes nothing through the gate; a paused asset holds its pair), so
+// the guard here judges only what protects the object itself.
 func pairReplacements(ds []Decision, rc *rendercontext.RenderContext) {
 	at := map[string]int{}
 	for i := range ds {
 		at[ds[i].Asset.Name] = i
 	}
+	guard := GuardFor(rc).ForTombstones()
+	guard.Activation = ""
 	for i := range ds {
 		y := &ds[i]
 		j, ok := at[y.Asset.Replaces]
@@ -110,11 +122,19 @@ func pairReplacements(ds []Decision, rc *rendercontext.RenderContext) {
 			continue
 		}
 		x := &ds[j]
-		if (x.Verdict != VerdictRetained && x.Verdict != VerdictInactive) || !CreatedFor(x, x.Live) {
+		if x.Verdict != VerdictRetained && x.Verdict != VerdictInactive {
+			y.Verdict, y.Desired, y.NodeActions = VerdictMissingDependency, nil, nil
+			if x.Verdict == VerdictPaused {
+				y.Verdict = VerdictPaused
+			}
+			y.Reason = fmt.Sprintf("it replaces asset %s, which is %s (%s): the two objects are written together or not at all", x.Asset.Name, x.Verdict, x.Reason)
 			continue
 		}
+		if !CreatedFor(x, x.Live) || !x.Live.GetDeletionTimestamp().IsZero() {
+			continue // nothing of the old form, or already going
+		}
 		old := ObjectKey(x.Live)
-		if ok, why := GuardFor(rc).ForTombstones().MayDelete(x.Live); !ok {
+		if ok, why := guard.MayDelete(x.Live); !ok {
 			y.Verdict, y.Desired, y.NodeActions = VerdictConflict, nil, nil
 			y.Reason = fmt.Sprintf("it carries the settings of %s now, but %s is kept (%s); both would apply and this one would silently win over it, so nothing is written until a person decides: "+
 				"carry what you tailored on %s over to %s with a %s annotation and delete %s, or keep %s by adding %s to the HCO's %s",
@@ -126,7 +146,7 @@ func pairReplacements(ds []Decision, rc *rendercontext.RenderContext) {
 		y.NodeActions = nil // a KubeletConfig's removal reboots
 		x.ReplacedBy = y.Asset.Name
 		x.Verdict = VerdictInactive
-		x.Reason += fmt.Sprintf("; asset %s carries these settings now and deletes %s with its own write (one rollout of the pool)", y.Asset.Name, old)
+		x.Reason += fmt.Sprintf("; asset %s carries these settings now and deletes %s with its own write", y.Asset.Name, old)
 	}
 }
 

@@ -125,6 +125,38 @@ func Fields(kc *unstructured.Unstructured) []string {
 	return out
 }
 
+// notInKubeletConfig are the kubelet settings MCO refuses in a
+// KubeletConfig (machine-config-operator pkg/controller/kubelet-config/
+// helpers.go, validateUserKubeletConfig; failSwapOn and memorySwap from
+// OCP 4.21, the first release whose kubelet reads drop-ins), so no
+// KubeletConfig can hold them.
+var notInKubeletConfig = map[string]bool{
+	"cgroupDriver": true, "clusterDNS": true, "clusterDomain": true, "featureGates": true,
+	"failSwapOn": true, "memorySwap": true,
+}
+
+// MayBeHeld reports whether a KubeletConfig could set something mc's
+// drop-ins or sizing file set: a sizing file, or a drop-in field MCO
+// accepts in a KubeletConfig.
+func MayBeHeld(mc *unstructured.Unstructured) (bool, error) {
+	dropIns, sizing, err := Files(mc)
+	if err != nil || sizing != nil {
+		return sizing != nil, err
+	}
+	for _, f := range dropIns {
+		m, err := decodeDropIn(f)
+		if err != nil {
+			return false, err
+		}
+		for k := range m {
+			if !notInKubeletConfig[k] {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
 // Left is one setting left out of a MachineConfig, and the KubeletConfigs
 // that hold it (or a setting it works only with).
 type Left struct {

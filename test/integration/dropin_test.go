@@ -81,6 +81,10 @@ func dropInSpecs(ctx context.Context) {
 		Expect(get(mcGVK, "", dropIn)).To(BeNil(), "no drop-in outside the window")
 		Expect(get(kcGVK, "", ours)).NotTo(BeNil(), "the KubeletConfig stays until the drop-in goes")
 		Expect(outcomeOf("kubelet-worker")()).To(Equal(engine.Inactive))
+		// The preview says both, staged together.
+		diff := runCLI(1, "--kubeconfig", writeKubeconfig(GinkgoT().TempDir()), "--namespace", hcoNamespace, "--output", "diff")
+		Expect(diff).To(MatchRegexp(`MachineConfig/` + dropIn + ` created.*\[staged`))
+		Expect(diff).To(MatchRegexp(`KubeletConfig/` + ours + ` deleted \(replaced by MachineConfig/` + dropIn + `\).*\[staged`))
 
 		// The window opens: the drop-in is created and the KubeletConfig
 		// deleted in the same reconcile, nothing else written for them.

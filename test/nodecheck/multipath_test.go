@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -148,4 +149,21 @@ func TestMultipathChecker(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+}
+
+var (
+	manualOnce sync.Once
+	manualData []byte
+)
+
+// multipathManualOnce is readManual, read once per test binary.
+func multipathManualOnce(t *testing.T) []byte {
+	t.Helper()
+	if manualData == nil {
+		if _, err := os.Stat(multipathManual); err != nil {
+			missing(t, multipathManual+" is not installed (Debian package multipath-tools)")
+		}
+		manualOnce.Do(func() { manualData = readManual(t) })
+	}
+	return manualData
 }

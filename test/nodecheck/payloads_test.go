@@ -204,7 +204,7 @@ func checkPayload(t *testing.T, cfg t35.Config, f t35.File) []string {
 	case kindKubeletDropIn:
 		return nil // the kubelet's own decoder, in TestKubelet
 	case kindMultipath:
-		return checkMultipath(f.Path, data, readManual(t))
+		return checkMultipath(f.Path, data, multipathManualOnce(t))
 	case kindSizingEnv:
 		return checkSizingEnv(data)
 	}
@@ -215,6 +215,7 @@ func checkPayload(t *testing.T, cfg t35.Config, f t35.File) []string {
 // reader's syntax check.
 func TestPayloads(t *testing.T) {
 	needTool(t, "systemd-analyze", "Debian package systemd") // the systemd package's config references
+	multipathManualOnce(t)                                   // before any file: a missing tool skips the whole test, never a part
 	seen := map[string]bool{}
 	for _, c := range distinctConfigs(t) {
 		for _, f := range c.cfg.Storage.Files {
