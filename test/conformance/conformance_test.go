@@ -218,6 +218,26 @@ func TestVendorSchemaConformance(t *testing.T) {
 				})
 			}
 		}
+		if release == "4-21" {
+			// A cluster whose kubelets read the drop-in folder (MCO's kubelet.service
+			// of OCP 5.0 for both roles): the kubelet settings as MachineConfigs.
+			units := kubeletUnits(t, ctx, c)
+			for _, h := range hcoInputs {
+				setHCO(t, ctx, c, h)
+				for _, hw := range hwInputs {
+					t.Run(fmt.Sprintf("kubelet-drop-ins/%s/%s", h.name, hw.name), func(t *testing.T) {
+						for asset := range pass(t, ctx, c, cat, ev, hw.nodes) {
+							covered[asset] = true
+						}
+					})
+				}
+			}
+			for _, u := range units {
+				if err := c.Delete(ctx, u); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 		removeCRD(t, ctx, c, kd.Name)
 	}
 	for _, a := range cat.Assets {
@@ -451,4 +471,26 @@ func removeCRD(t *testing.T, ctx context.Context, c client.Client, name string) 
 	if err != nil {
 		t.Fatalf("CRD %s not deleted: %v", name, err)
 	}
+}
+
+// kubeletUnits creates the MachineConfigs MCO renders each role's
+// kubelet.service into, with the drop-in folder on its command line.
+func kubeletUnits(t *testing.T, ctx context.Context, c client.Client) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, role := range []string{"master", "worker"} {
+		ref := catalog.KubeletUnitRead(role)
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"config": map[string]any{
+			"ignition": map[string]any{"version": "3.4.0"},
+			"systemd": map[string]any{"units": []any{map[string]any{"name": "kubelet.service", "enabled": true,
+				"contents": "[Service]\nExecStart=/usr/bin/kubelet --config=/etc/kubernetes/kubelet.conf " + rendercontext.KubeletConfigDirFlag + "\n"}}},
+		}}}}
+		u.SetAPIVersion(ref.APIVersion)
+		u.SetKind(ref.Kind)
+		u.SetName(ref.Name)
+		if err := c.Create(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, u)
+	}
+	return out
 }
