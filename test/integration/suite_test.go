@@ -234,11 +234,15 @@ func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 	})
 }
 
-// writes returns the write requests (anything but GET) in reqs.
+// writes returns the write requests in reqs: anything but a GET or a
+// review (SelfSubjectReview, SubjectAccessReview...: a POST the API server
+// answers without storing anything, such as the identity the autopilot
+// asks for again while it does not know it).
 func writes(reqs []string) []string {
 	var out []string
 	for _, r := range reqs {
-		if !strings.HasPrefix(r, "GET ") {
+		review := strings.HasPrefix(r, "POST /apis/authentication.k8s.io/") || strings.HasPrefix(r, "POST /apis/authorization.k8s.io/")
+		if !strings.HasPrefix(r, "GET ") && !review {
 			out = append(out, r)
 		}
 	}
