@@ -61,7 +61,7 @@ kustomize:
 NOT_RUN_LOG = $(CURDIR)/_output/not-run.txt
 test: envtest kubelet-check kustomize
 	@mkdir -p $(dir $(NOT_RUN_LOG)) && rm -f $(NOT_RUN_LOG)
-	@KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" KUBELET_CHECK="$$(hack/kubelet-check.sh "$(TOOLS_BIN)" | tail -n 1)" KUSTOMIZE="$$(hack/kustomize.sh "$(TOOLS_BIN)" | tail -n 1)" NOT_RUN_LOG="$(NOT_RUN_LOG)" $(GO) test ./... -count=1; rc=$$?; \
+	@KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" KUBELET_CHECK="$$(hack/kubelet-check.sh "$(TOOLS_BIN)" | tail -n 1)" KUSTOMIZE="$$(hack/kustomize.sh "$(TOOLS_BIN)" | tail -n 1)" NOT_RUN_LOG="$(NOT_RUN_LOG)" $(GO) test ./... -count=1 -timeout 30m; rc=$$?; \
 	if [ -s "$(NOT_RUN_LOG)" ]; then echo "NOT RUN ($$(wc -l < "$(NOT_RUN_LOG)"); set what each names, or they fail under CI=true):"; sed 's/^/  /' "$(NOT_RUN_LOG)"; fi; exit $$rc
 
 ## test-unit: unit tests only (no API server)
@@ -72,7 +72,7 @@ unit: test-unit
 
 ## test-integration: the suites under test/ against a real kube-apiserver + etcd
 test-integration: envtest
-	KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" $(GO) test ./test/... -count=1
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" $(GO) test ./test/... -count=1 -timeout 30m
 
 ## fuzz: run each fuzz target briefly (an execution count each, about 5s here; FUZZTIME overrides it for all); a crash is saved under testdata/fuzz and becomes a regression test
 # Counts, not durations: a duration-based -fuzztime races Go's fuzzing
