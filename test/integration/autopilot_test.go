@@ -410,6 +410,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	invariantSpecs(ctx)
 	operabilitySpecs(ctx)
 	gateSpecs(ctx)
+	loggingSpecs(ctx)
 	dropInSpecs(ctx)
 	featureSpecs(ctx)
 	fleetSpecs(ctx)
