@@ -73,7 +73,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 		d.Rendered, _ = e.Renderer.RenderHead(a.Path, rc, a.Params)
 		if d.Rendered != nil && Settles(a, d.Rendered.GetKind()) {
 			// The facts while it is off: a fact turning it on is a change.
-			d.FactPrint, _ = FactPrint(a, rc)
+			d.FactPrint, _ = FactPrint(a, rc, e.Renderer.ReadsOf(a.Path))
 		}
 		e.inactive(ctx, &d, rc, live)
 		return d
@@ -245,7 +245,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 	}
 	stamp(desired, a)
 	if Settles(a, gvk.Kind) {
-		if d.FactPrint, err = FactPrint(a, rc); err != nil {
+		if d.FactPrint, err = FactPrint(a, rc, e.Renderer.ReadsOf(a.Path)); err != nil {
 			d.fail(err)
 			return d
 		}

@@ -4,10 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
 )
@@ -24,32 +26,132 @@ func Settles(a *catalog.Asset, kind string) bool {
 	return a.Disruption == catalog.DisruptionReboot || catalog.RebootKinds[kind] || RemediationKinds[kind]
 }
 
-// FactPrint is a short hash of the derived facts an asset renders from:
-// the hardware of the nodes of its pools, the topology, and the objects it
-// declares under reads (another operator's object and status: a fence
-// template whose BMC check flips). Person's intent (the HCO) and the
-// autopilot's version are not in it: a change of those is never held.
-func FactPrint(a *catalog.Asset, rc *rendercontext.RenderContext) (string, error) {
-	hw, err := rc.HardwareFor(a.Params)
-	if err != nil {
-		return "", err
+// FactPrint is the print of the derived facts an asset renders from, and
+// only those: the facts its template reads (reads: the fields of
+// .Hardware and .Topology, the functions that read the cluster's storage,
+// CRDs and swap), the results of its conditions on derived facts
+// (hardware, topology, CRD fields, storage classes, the kubelet's unit),
+// and the objects it declares under reads (another operator's object and
+// status: a fence template whose BMC check flips). A fact it does not
+// read (a node joining, a label of another pool, hardware no template
+// reads) does not change it, so it neither holds nor counts the asset's
+// writes. A person's intent (the HCO) and the autopilot's version are not
+// in it: a change of those is never held. An asset that reads no fact
+// prints settle.NoFacts.
+func FactPrint(a *catalog.Asset, rc *rendercontext.RenderContext, reads render.Reads) (string, error) {
+	facts := map[string]any{}
+	if names, whole := reads.Under("Hardware"); whole || len(names) > 0 {
+		hw, err := rc.HardwareFor(a.Params)
+		if err != nil {
+			return "", err
+		}
+		facts["hardware"] = fieldsOf(hw, names, whole)
 	}
-	facts := map[string]any{"hardware": hw, "topology": rc.Topology}
+	if names, whole := reads.Under("Topology"); whole || len(names) > 0 {
+		facts["topology"] = fieldsOf(rc.Topology, names, whole)
+	}
+	for fn, fact := range factFuncs {
+		if reads.Funcs[fn] {
+			facts[fact] = factOf(fact, rc)
+		}
+	}
+	conds := map[string]any{}
+	for _, c := range a.Conditions {
+		if Intent(c) || c.Type == catalog.CondImage {
+			continue // a person's choice, or the autopilot's own version
+		}
+		holds, err := conditionHolds(a, c, rc)
+		if err != nil {
+			conds[c.String()] = "unknown"
+			continue
+		}
+		conds[c.String()] = holds
+	}
+	if len(conds) > 0 {
+		facts["conditions"] = conds
+	}
 	if len(a.Reads) > 0 {
-		reads := map[string]any{}
+		objs := map[string]any{}
 		for _, r := range a.Reads {
 			k := rendercontext.KeyOf(r)
 			if rc.ObjectErrs[k] != nil {
 				// Unknown: the render fails if it needs the object; if it
 				// does not (a switch off), the asset must not fail for it.
-				reads[k.String()] = "unreadable"
+				objs[k.String()] = "unreadable"
 				continue
 			}
-			reads[k.String()] = stableContent(rc.Objects[k])
+			objs[k.String()] = stableContent(rc.Objects[k])
 		}
-		facts["reads"] = reads
+		facts["reads"] = objs
 	}
-	return shortHash(facts)
+	if len(facts) == 0 {
+		return settle.NoFacts, nil
+	}
+	h, err := shortHash(facts)
+	return settle.Scheme + h, err
+}
+
+// factFuncs name the template functions that read derived facts, and the
+// fact each reads (factOf). lookup reads only what the asset declares
+// under reads, which the print holds already.
+var factFuncs = map[string]string{
+	"swapOnEveryVMNode":      "swap",
+	"storageProfiles":        "storage",
+	"storageClassesOffering": "storage",
+	"defaultStorageClass":    "storage",
+	"storageClassAnnotation": "storage",
+	"crdEnum":                "crds",
+	"crdEnumFirst":           "crds",
+	"crdHasField":            "crds",
+	"crdKnown":               "crds",
+}
+
+// factOf is the value of one fact a template function reads.
+func factOf(fact string, rc *rendercontext.RenderContext) any {
+	switch fact {
+	case "swap":
+		return rc.Swap()
+	case "storage":
+		out := map[string]any{}
+		for _, u := range rc.StorageClasses {
+			out["class/"+u.GetName()] = map[string]any{"content": stableContent(u), "annotations": u.GetAnnotations()}
+		}
+		for _, u := range rc.StorageProfiles {
+			out["profile/"+u.GetName()] = stableContent(u)
+		}
+		if rc.StorageClassesErr != nil || rc.StorageProfilesErr != nil {
+			out["unreadable"] = true
+		}
+		return out
+	case "crds":
+		// A schema changes with the CRD's generation (spec), never with
+		// its status.
+		out := map[string]int64{}
+		for name, crd := range rc.CRDs {
+			if crd != nil {
+				out[name] = crd.Generation
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// fieldsOf is v's fields named (Go names), or all of them when whole.
+func fieldsOf(v any, names []string, whole bool) any {
+	if whole {
+		return v
+	}
+	rv := reflect.ValueOf(v)
+	out := map[string]any{}
+	for _, n := range names {
+		if f := rv.FieldByName(n); f.IsValid() {
+			out[n] = f.Interface()
+		} else {
+			out[n] = nil // the render fails on it: the same for every fact
+		}
+	}
+	return out
 }
 
 // shortHash is a short hash of v's JSON (maps in key order): the prints

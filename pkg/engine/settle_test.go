@@ -7,7 +7,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
 )
 
 // An object an asset reads is one of its facts: its meaning changing (a
@@ -28,7 +30,7 @@ func TestFactPrintFollowsReadObjectsMeaningOnly(t *testing.T) {
 	printOf := func(u *unstructured.Unstructured) string {
 		rc := rendercontext.New(rendercontext.Facts{})
 		rc.Objects = map[rendercontext.ObjectKey]*unstructured.Unstructured{rendercontext.KeyOf(ref): u}
-		p, err := FactPrint(a, rc)
+		p, err := FactPrint(a, rc, render.Reads{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,12 +48,12 @@ func TestFactPrintFollowsReadObjectsMeaningOnly(t *testing.T) {
 	}
 	rc := rendercontext.New(rendercontext.Facts{})
 	rc.ObjectErrs = map[rendercontext.ObjectKey]error{rendercontext.KeyOf(ref): errors.New("forbidden")}
-	if p, err := FactPrint(a, rc); err != nil || p == base {
+	if p, err := FactPrint(a, rc, render.Reads{}); err != nil || p == base {
 		t.Errorf("a read that failed is unknown, a print of its own, never an error (the render fails only if it needs it): %q %v", p, err)
 	}
-	// An asset without reads prints hardware and topology only, as before.
+	// An asset that reads no fact prints NoFacts.
 	plain := &catalog.Asset{Name: "psi"}
-	if p, _ := FactPrint(plain, rendercontext.New(rendercontext.Facts{})); p == "" {
-		t.Error("no print")
+	if p, _ := FactPrint(plain, rendercontext.New(rendercontext.Facts{}), render.Reads{}); p != settle.NoFacts {
+		t.Errorf("an asset reading no fact: %q", p)
 	}
 }

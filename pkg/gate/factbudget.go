@@ -33,7 +33,12 @@ const (
 // fact-driven by the stamp alone.
 func factBudget(w Write, now time.Time, resync time.Duration, intent bool) (record, why string, retry time.Duration, spent bool) {
 	s := w.Settle
-	if s == nil || !s.Exists || w.Op.Deletes() || !w.Disruption.Reboot || intent || !settle.FactDriven(s.Now, s.Live) {
+	if s == nil || !s.Exists || w.Op.Deletes() || !w.Disruption.Reboot || intent {
+		return "", "", 0, false
+	}
+	if driven, known := settle.FactDriven(s.Now, s.Live); !driven || !known {
+		// Only a stamp that tells charges the budget: a guess never
+		// stages a write for a day.
 		return "", "", 0, false
 	}
 	if s.RolloutsErr != nil {

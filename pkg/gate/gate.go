@@ -10,16 +10,16 @@
 //  1. report-only: nothing is written or deleted, ever (Drifted);
 //  2. settle: a write that changed facts ask for, and that changes the
 //     object, waits for them to hold (Settling);
-//  3. disruption window: a write that reboots a pool goes only while the
-//     HCO's window is open, or when it has none (Staged);
 //  3. fact budget: a fact-driven write that reboots a pool goes at most
 //     FactRolloutBudget times per FactRolloutWindow per object, counted
 //     on the object itself (Staged);
-//  4. busy pools: a write that reboots a pool waits while any pool it
+//  4. disruption window: a write that reboots a pool goes only while the
+//     HCO's window is open, or when it has none (Staged);
+//  5. busy pools: a write that reboots a pool waits while any pool it
 //     reaches is updating, degraded or unreadable, at most PoolBusyBound
 //     (Settling);
-//  5. anti-thrashing: a correction or re-creation takes a token from the
-//     object's bucket (Throttled).
+//  6. anti-thrashing: a correction, merge or re-creation takes a token
+//     from the object's bucket (Throttled).
 //
 // What a write reaches is computed by one function for every path
 // (engine.DisruptionOf for a decision's object, engine.RemovalDisruption

@@ -194,14 +194,14 @@ func write(p path, k kind, s state, rc *rendercontext.RenderContext) gate.Write 
 	d := &engine.Decision{Asset: asset, Verdict: engine.VerdictIncluded, Rendered: obj, Desired: obj, ReportOnly: s == reportOnly}
 	if k != none {
 		d.Pools, d.PoolsUnknown = rc.PoolsReached(obj), rc.PoolsErr != nil
-		d.FactPrint, d.ObjectPrint = "A", "X"
+		d.FactPrint, d.ObjectPrint = settle.Scheme+"A", "X"
 		switch s {
 		case factChangesObject:
-			d.FactPrint, d.ObjectPrint = "B", "Y"
+			d.FactPrint, d.ObjectPrint = settle.Scheme+"B", "Y"
 		case factKeepsObject:
-			d.FactPrint = "B"
+			d.FactPrint = settle.Scheme + "B"
 		case factRolloutsSpent:
-			d.FactPrint, d.ObjectPrint = "B", "Y"
+			d.FactPrint, d.ObjectPrint = settle.Scheme+"B", "Y"
 		}
 	}
 	op, drift := gate.Correct, []string{"/spec/config"}
@@ -216,9 +216,9 @@ func write(p path, k kind, s state, rc *rendercontext.RenderContext) gate.Write 
 	if op == gate.Correct {
 		live := obj.DeepCopy()
 		if k != none {
-			live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: "A", Object: "X"}.Stamp()})
+			live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: settle.Scheme + "A", Object: "X"}.Stamp()})
 			if s == factRolloutsSpent {
-				live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: "A", Object: "X"}.Stamp(),
+				live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: settle.Scheme + "A", Object: "X"}.Stamp(),
 					annotations.FactRollouts: annotations.FormatFactRollouts([]time.Time{monday.Add(-20 * time.Hour), monday.Add(-3 * time.Hour)})})
 			}
 		}
@@ -244,12 +244,12 @@ func TestGateAgainstTheOracle(t *testing.T) {
 				w := write(p, k, s, rc)
 				if w.Asset != "" && (p == create || p == recreate) {
 					// This process saw the object rendered from the facts before.
-					g.Observe(w.Asset, settle.Print{Facts: "A", Object: "X"})
+					g.Observe(w.Asset, settle.Print{Facts: settle.Scheme + "A", Object: "X"})
 				}
 				if s == factRolloutsSpent && w.Asset != "" {
 					// The new facts have held for an hour: settled.
 					clock = monday.Add(-time.Hour)
-					g.Observe(w.Asset, settle.Print{Facts: "B", Object: "Y"})
+					g.Observe(w.Asset, settle.Print{Facts: settle.Scheme + "B", Object: "Y"})
 					clock = monday
 				}
 				if s == budgetSpent || s == refusedBefore {
@@ -331,7 +331,7 @@ func TestFactBudget(t *testing.T) {
 	mk := func(record string, facts settle.Print) gate.Write {
 		obj := object(reboot)
 		live := obj.DeepCopy()
-		ann := map[string]string{annotations.Facts: settle.Print{Facts: "A", Object: "X"}.Stamp()}
+		ann := map[string]string{annotations.Facts: settle.Print{Facts: settle.Scheme + "A", Object: "X"}.Stamp()}
 		if record != "" {
 			ann[annotations.FactRollouts] = record
 		}
@@ -346,14 +346,14 @@ func TestFactBudget(t *testing.T) {
 		facts        settle.Print
 		want         string // the record written; "held" when held
 	}{
-		{"first", "", settle.Print{Facts: "B", Object: "Y"}, at(0)},
-		{"one recent", at(time.Hour), settle.Print{Facts: "B", Object: "Y"}, at(time.Hour) + "," + at(0)},
-		{"two recent", at(5*time.Hour) + "," + at(time.Hour), settle.Print{Facts: "B", Object: "Y"}, "held"},
-		{"out of order", at(time.Hour) + "," + at(5*time.Hour), settle.Print{Facts: "B", Object: "Y"}, "held"},
-		{"old ones fall out", at(30*time.Hour) + "," + at(25*time.Hour), settle.Print{Facts: "B", Object: "Y"}, at(0)},
-		{"not understood", "last tuesday", settle.Print{Facts: "B", Object: "Y"}, "held"},
-		{"a person's edit, same facts", at(5*time.Hour) + "," + at(time.Hour), settle.Print{Facts: "A", Object: "X"}, ""},
-		{"facts changed, object the same", at(5*time.Hour) + "," + at(time.Hour), settle.Print{Facts: "B", Object: "X"}, ""},
+		{"first", "", settle.Print{Facts: settle.Scheme + "B", Object: "Y"}, at(0)},
+		{"one recent", at(time.Hour), settle.Print{Facts: settle.Scheme + "B", Object: "Y"}, at(time.Hour) + "," + at(0)},
+		{"two recent", at(5*time.Hour) + "," + at(time.Hour), settle.Print{Facts: settle.Scheme + "B", Object: "Y"}, "held"},
+		{"out of order", at(time.Hour) + "," + at(5*time.Hour), settle.Print{Facts: settle.Scheme + "B", Object: "Y"}, "held"},
+		{"old ones fall out", at(30*time.Hour) + "," + at(25*time.Hour), settle.Print{Facts: settle.Scheme + "B", Object: "Y"}, at(0)},
+		{"not understood", "last tuesday", settle.Print{Facts: settle.Scheme + "B", Object: "Y"}, "held"},
+		{"a person's edit, same facts", at(5*time.Hour) + "," + at(time.Hour), settle.Print{Facts: settle.Scheme + "A", Object: "X"}, ""},
+		{"facts changed, object the same", at(5*time.Hour) + "," + at(time.Hour), settle.Print{Facts: settle.Scheme + "B", Object: "X"}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clock := monday.Add(-time.Hour)
@@ -382,16 +382,16 @@ func TestFactBudgetSparesAPersonsChange(t *testing.T) {
 		Resync: time.Hour, Now: func() time.Time { return clock }})
 	// The facts changed (B) without changing the object (X): the stamp
 	// keeps A. Then a person edits the HCO: the object becomes Y.
-	g.Observe("thing", settle.Print{Facts: "B", Object: "X"})
+	g.Observe("thing", settle.Print{Facts: settle.Scheme + "B", Object: "X"})
 	clock = monday.Add(-time.Hour)
-	g.Observe("thing", settle.Print{Facts: "B", Object: "Y"})
+	g.Observe("thing", settle.Print{Facts: settle.Scheme + "B", Object: "Y"})
 	clock = monday
 	obj := object(reboot)
 	live := obj.DeepCopy()
-	live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: "A", Object: "X"}.Stamp(),
+	live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: settle.Scheme + "A", Object: "X"}.Stamp(),
 		annotations.FactRollouts: annotations.FormatFactRollouts([]time.Time{monday.Add(-5 * time.Hour), monday.Add(-3 * time.Hour)})})
 	d := &engine.Decision{Asset: &catalog.Asset{Name: "thing", Disruption: catalog.DisruptionReboot}, Verdict: engine.VerdictIncluded,
-		Rendered: obj, Desired: obj, Live: live, Pools: rc.PoolsReached(obj), FactPrint: "B", ObjectPrint: "Y"}
+		Rendered: obj, Desired: obj, Live: live, Pools: rc.PoolsReached(obj), FactPrint: settle.Scheme + "B", ObjectPrint: "Y"}
 	v := g.Judge(rc, gate.ForDecision(d, gate.Correct, []string{"/spec/config"}, nil))
 	if !v.Go || v.FactRollouts != "" {
 		t.Fatalf("a person's change was charged to the fact budget: %+v", v)

@@ -55,6 +55,8 @@ type Renderer struct {
 	// steady state a template renders the same bytes every reconcile, and
 	// parsing them again was most of a render's cost.
 	decoded map[[sha256.Size]byte]*unstructured.Unstructured
+	// reads memoizes ReadsOf by path (templates never change in a process).
+	reads sync.Map
 }
 
 // set is the templates parsed into one namespace whose context functions
@@ -109,27 +111,16 @@ type Data struct {
 // UsesLive reports whether the template at path reads .Live, so callers
 // render it again once the live object is known.
 func (r *Renderer) UsesLive(path string) bool {
-	s := r.take()
-	defer r.give(s)
-	t, err := r.template(s, path)
-	if err != nil {
-		return false
-	}
-	return strings.Contains(t.Root.String(), ".Live")
+	return r.ReadsOf(path).Field("Live")
 }
 
 // ReadsHCO reports whether the template at path reads the HCO (.HCO, or
 // its feature gates), so a render from an HCO the golden config has not
-// converged yet would differ. Unparsable counts as reading it.
+// converged yet would differ. Unparsable counts as reading it. Switches
+// and exclusions read annotations, which the golden config never writes.
 func (r *Renderer) ReadsHCO(path string) bool {
-	s := r.take()
-	defer r.give(s)
-	t, err := r.template(s, path)
-	if err != nil {
-		return true
-	}
-	src := t.Root.String()
-	return strings.Contains(src, ".HCO") || strings.Contains(src, "featureGate")
+	reads := r.ReadsOf(path)
+	return reads.Field("HCO") || reads.Funcs["featureGate"]
 }
 
 // Render renders the template at path into one object. live is the

@@ -31,6 +31,17 @@ const DefaultPeriod = 5 * time.Minute
 // half an hour is the cluster's state, not a flicker).
 const HoldFactor = 6
 
+// Scheme prefixes the facts prints of this scheme (the facts an asset
+// reads, and only those). A stamp of another scheme (an earlier release
+// hashed every fact of the pool) cannot say whether the facts changed:
+// this process's own observation decides then, as for an object without a
+// stamp.
+const Scheme = "2."
+
+// NoFacts is the facts print of an asset that reads no derived fact: no
+// write of it is ever fact-driven.
+const NoFacts = Scheme + "none"
+
 // Tracker remembers, per asset, the print it last saw and since when.
 type Tracker struct {
 	Period time.Duration
@@ -75,6 +86,9 @@ func (t *Tracker) observe(asset string, p Print) entry {
 	e, ok := t.seen[asset]
 	switch {
 	case !ok || e.print.Facts != p.Facts:
+		// First seen, the facts count as settled (an install, a new
+		// leader): a reboot-causing write of a new leader still waits for
+		// pools MCO is rolling (an upgrade's relabelling happens then).
 		e = entry{print: p, since: t.now(), changed: ok, before: e.print.Object, held: e.held}
 	default:
 		if e.print.Object != p.Object {
@@ -96,8 +110,11 @@ func (t *Tracker) Wait(asset string, p, live Print, exists bool) (time.Duration,
 	e := t.observe(asset, p)
 	now := t.now()
 	factDriven := e.changed && e.before != p.Object
-	if exists {
-		factDriven = FactDriven(p, live)
+	if driven, known := FactDriven(p, live); exists && known {
+		factDriven = driven // the stamp decides, whatever this process saw
+	}
+	if p.Facts == NoFacts {
+		factDriven = false
 	}
 	if !factDriven || t.Period <= 0 {
 		t.episode(asset, time.Time{})
@@ -132,9 +149,22 @@ func (t *Tracker) Intent(asset string) bool {
 
 // FactDriven says whether rewriting an object stamped live so that it
 // carries p is asked for by changed facts: the facts differ from those it
-// was written from, and so does the object they render.
-func FactDriven(p, live Print) bool {
-	return live.Facts != "" && live.Facts != p.Facts && (live.Object == "" || live.Object != p.Object)
+// was written from, and so does the object they render. known is false
+// when the stamp cannot tell (none, or of another scheme): the caller's
+// own observation decides, and nothing is charged to the fact budget.
+func FactDriven(p, live Print) (driven, known bool) {
+	if live.Object != "" && live.Object == p.Object {
+		// It renders the object it was written as: a write restores or
+		// keeps that, whatever the facts did.
+		return false, true
+	}
+	if !strings.HasPrefix(live.Facts, Scheme) || !strings.HasPrefix(p.Facts, Scheme) {
+		return false, false
+	}
+	if p.Facts == NoFacts {
+		return false, true
+	}
+	return live.Facts != p.Facts && (live.Object == "" || live.Object != p.Object), true
 }
 
 // episode records when asset's current wait began (zero: it ended).

@@ -41,7 +41,7 @@ func TestWait(t *testing.T) {
 	}
 	// A creation after a fact change this process saw waits too (the
 	// print observed while the asset was inactive).
-	tr.Observe("gpu", Print{Facts: "A"}) // inactive: no object
+	tr.Observe("gpu", Print{Facts: Scheme + "A"}) // inactive: no object
 	if _, w := tr.Wait("gpu", pr("B"), Print{}, false); !w {
 		t.Fatal("a creation a fact change asks for waits")
 	}
@@ -86,7 +86,7 @@ func TestWaitHasADeadline(t *testing.T) {
 }
 
 // pr is a print whose object changes with the facts.
-func pr(facts string) Print { return Print{Facts: facts, Object: "object-" + facts} }
+func pr(facts string) Print { return Print{Facts: Scheme + facts, Object: "object-" + facts} }
 
 // A fact change that does not change the object never holds its write: a
 // correction of a person's edit goes at once, also for an object not yet
@@ -95,22 +95,22 @@ func pr(facts string) Print { return Print{Facts: facts, Object: "object-" + fac
 func TestWaitJudgesTheObject(t *testing.T) {
 	now := time.Unix(1000, 0)
 	tr := New(5*time.Minute, func() time.Time { return now })
-	written := Print{Facts: "A", Object: "X"}
-	if _, w := tr.Wait("mc", Print{Facts: "B", Object: "X"}, written, true); w {
+	written := Print{Facts: Scheme + "A", Object: "X"}
+	if _, w := tr.Wait("mc", Print{Facts: Scheme + "B", Object: "X"}, written, true); w {
 		t.Fatal("facts changed, the object did not: a correction goes at once")
 	}
-	if left, w := tr.Wait("mc", Print{Facts: "B", Object: "Y"}, written, true); !w || left != 5*time.Minute {
+	if left, w := tr.Wait("mc", Print{Facts: Scheme + "B", Object: "Y"}, written, true); !w || left != 5*time.Minute {
 		t.Fatalf("facts changed the object: %v %s", w, left)
 	}
-	if _, w := tr.Wait("mc", Print{Facts: "B", Object: "Y"}, Print{Facts: "A"}, true); !w {
+	if _, w := tr.Wait("mc", Print{Facts: Scheme + "B", Object: "Y"}, Print{Facts: Scheme + "A"}, true); !w {
 		t.Fatal("a stamp of an earlier release (facts only): the facts decide")
 	}
-	tr.Observe("absent", Print{Facts: "A", Object: "X"})
-	if _, w := tr.Wait("absent", Print{Facts: "B", Object: "X"}, Print{}, false); w {
+	tr.Observe("absent", Print{Facts: Scheme + "A", Object: "X"})
+	if _, w := tr.Wait("absent", Print{Facts: Scheme + "B", Object: "X"}, Print{}, false); w {
 		t.Fatal("a creation the changed facts render the same: no wait")
 	}
-	tr.Observe("off", Print{Facts: "A"})
-	if _, w := tr.Wait("off", Print{Facts: "B", Object: "X"}, Print{}, false); !w {
+	tr.Observe("off", Print{Facts: Scheme + "A"})
+	if _, w := tr.Wait("off", Print{Facts: Scheme + "B", Object: "X"}, Print{}, false); !w {
 		t.Fatal("a fact that turns an asset on holds its creation")
 	}
 	if got := ParseStamp(written.Stamp()); got != written {
@@ -149,5 +149,31 @@ func TestDeadlineHoldsWhileTheWriteIsHeldElsewhere(t *testing.T) {
 	tr.Wait("mc", pr("C"), pr("C"), true)
 	if left, w := tr.Wait("mc", pr("D"), pr("C"), true); !w || left != period {
 		t.Fatalf("a new episode: %v %s", w, left)
+	}
+}
+
+// A stamp of another scheme (an earlier release hashed every fact of the
+// pool) cannot tell whether the facts changed: this process's own
+// observation decides, and a stamp whose object is the one rendered now
+// never waits. An asset that reads no fact never waits.
+func TestStampOfAnotherScheme(t *testing.T) {
+	old := Print{Facts: "5ff21140a942f0f1", Object: "X"}
+	if d, known := FactDriven(Print{Facts: Scheme + "B", Object: "Y"}, old); known || d {
+		t.Fatalf("another scheme's stamp: driven %v known %v, want unknown", d, known)
+	}
+	if d, known := FactDriven(Print{Facts: Scheme + "B", Object: "X"}, old); !known || d {
+		t.Fatal("the object rendered now is the one written: not fact-driven, whatever the stamp's facts")
+	}
+	tr := New(5*time.Minute, func() time.Time { return time.Unix(0, 0) })
+	if _, w := tr.Wait("seen-nothing", Print{Facts: Scheme + "B", Object: "Y"}, old, true); w {
+		t.Fatal("an unknown stamp and no change seen by this process: no wait (an upgrade's own change goes)")
+	}
+	tr.Observe("changed", Print{Facts: Scheme + "A", Object: "X"})
+	if _, w := tr.Wait("changed", Print{Facts: Scheme + "B", Object: "Y"}, old, true); !w {
+		t.Fatal("an unknown stamp, and this process saw the facts change what it renders: waits")
+	}
+	tr.Observe("none", Print{Facts: NoFacts, Object: "X"})
+	if _, w := tr.Wait("none", Print{Facts: NoFacts, Object: "Y"}, Print{Facts: Scheme + "A", Object: "X"}, true); w {
+		t.Fatal("an asset that reads no fact never waits")
 	}
 }

@@ -1,0 +1,50 @@
+package render
+
+import (
+	"slices"
+	"testing"
+	"testing/fstest"
+)
+
+// What a template reads comes from its parse tree: a field named in a
+// comment or a string reads nothing; a field read whole, the data passed
+// on, or a template that does not parse reads everything under it.
+func TestReadsOf(t *testing.T) {
+	cases := []struct {
+		src      string
+		field    []string
+		reads    bool
+		function string
+	}{
+		{`{{ .Hardware.CPUVendors }}`, []string{"Hardware", "CPUVendors"}, true, ""},
+		{`{{ .Hardware.CPUVendors }}`, []string{"Hardware", "NUMA"}, false, ""},
+		{`{{ .Hardware.CPUVendors }}`, []string{"Topology"}, false, ""},
+		{`{{ with .Hardware }}{{ .NUMA }}{{ end }}`, []string{"Hardware", "GPU"}, true, ""},
+		{`{{ range .Params }}{{ .Topology }}{{ end }}`, []string{"Topology"}, false, ""},
+		{`{{ range .Params }}{{ $.Topology.Nodes }}{{ end }}`, []string{"Topology", "Nodes"}, true, ""},
+		{`{{ $d := . }}{{ $d }}`, []string{"Topology", "Nodes"}, true, ""},
+		{`{{/* .Topology.Nodes */}}x: ".Hardware"`, []string{"Topology"}, false, ""},
+		{`{{ if .HCO.spec }}{{ else }}{{ .Live }}{{ end }}`, []string{"Live"}, true, ""},
+		{`{{ toJson (dict "a" .Topology) }}`, []string{"Topology", "Nodes"}, true, "toJson"},
+		{`{{ crdHasField "x" "spec" }}`, []string{"HCO"}, false, "crdHasField"},
+		{`{{ .Hardware.`, []string{"Topology", "Nodes"}, true, ""}, // does not parse
+	}
+	for _, c := range cases {
+		r := New(fstest.MapFS{"t.tpl": {Data: []byte(c.src)}})
+		got := r.ReadsOf("t.tpl")
+		if got.Field(c.field...) != c.reads {
+			t.Errorf("%s: reads %v = %v, want %v (%v)", c.src, c.field, !c.reads, c.reads, got.Fields)
+		}
+		if c.function != "" && !got.Funcs[c.function] {
+			t.Errorf("%s: calls %s, not seen (%v)", c.src, c.function, got.Funcs)
+		}
+	}
+	r := New(fstest.MapFS{"t.tpl": {Data: []byte(`{{ .Hardware.NUMA }}{{ .Hardware.CPUVendors }}{{ .Topology }}`)}})
+	names, whole := r.ReadsOf("t.tpl").Under("Hardware")
+	if whole || !slices.Equal(names, []string{"CPUVendors", "NUMA"}) {
+		t.Errorf("Under(Hardware) = %v %v", names, whole)
+	}
+	if _, whole := r.ReadsOf("t.tpl").Under("Topology"); !whole {
+		t.Error("Topology read whole")
+	}
+}
