@@ -196,7 +196,7 @@ func assetsDoc(cat *catalog.Catalog, rows []row) []byte {
 	b.WriteString("\n")
 	b.WriteString("So every write that reboots waits: outside the HCO's `platform.kubevirt.io/disruption-window` it is\n")
 	b.WriteString("staged and sent when the window opens, together with the others so each pool rolls once; while\n")
-	b.WriteString("MCO reports the pool Updating or Degraded it waits for the pool (at most an hour); and a write a\n")
+	b.WriteString("MCO rolls the pool, has not judged it, or cannot be read it waits until the pool is at rest (a degraded pool at most an hour); and a write a\n")
 	b.WriteString("changed hardware or topology fact asks for waits for that fact to settle.\n\n")
 	b.WriteString(joiningRollouts)
 	b.WriteString(kubeletForms)

@@ -80,7 +80,7 @@ func (p *pass) step(d *engine.Decision, rc *rendercontext.RenderContext) engine.
 	case engine.VerdictIncluded:
 		res = r.syncer.Sync(ctx, rc, d) // the gate judges inside, just before a write
 		if d.Replaces != nil {
-			res = r.replaced(ctx, d, rc, res, p.intent)
+			res = r.replaced(ctx, d, res, p.intent)
 		}
 	case engine.VerdictInactive:
 		res = r.inactive(ctx, d, rc, p.intent)

@@ -188,13 +188,21 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 // alone. Whether it may go is the deletion guard's, on the HCO as the
 // API server has it now; what a person tailored on it was already
 // checked when the pair was made (engine pairReplacements).
-func (r *Reconciler) replaced(ctx context.Context, d *engine.Decision, rc *rendercontext.RenderContext, res engine.Result, intent *freshIntent) engine.Result {
+func (r *Reconciler) replaced(ctx context.Context, d *engine.Decision, res engine.Result, intent *freshIntent) engine.Result {
 	old := d.Replaces
+	var w gate.Write
+	var v gate.Verdict
 	switch res.Outcome {
 	case engine.Applied:
 	case engine.Unchanged:
-		w := gate.ForRemoval(rc, gate.Supersede, d.Asset.Name, old, d.ReportOnly)
-		if v := r.gate.Judge(rc, w); !v.Go {
+		// Judged alone, on the HCO as just re-read, like every deletion.
+		fresh, err := intent.context(ctx)
+		if err != nil {
+			res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err
+			return res
+		}
+		w = gate.ForRemoval(fresh, gate.Supersede, d.Asset.Name, old, d.ReportOnly)
+		if v = r.gate.Judge(fresh, w); !v.Go {
 			res.Outcome, res.RetryAfter = v.Outcome, v.RetryAfter
 			res.Reason = fmt.Sprintf("%s, which it replaces, waits to be deleted: %s", engine.ObjectKey(old), v.Reason)
 			return res
@@ -209,9 +217,15 @@ func (r *Reconciler) replaced(ctx context.Context, d *engine.Decision, rc *rende
 	}
 	deleted, why, err := apply.Delete(ctx, r.writer, guard.ForTombstones(), old)
 	switch {
+	case err != nil && res.Outcome == engine.Applied:
+		// The new object is written and rolls its pools: that stays its
+		// outcome (its rollout is reported); the deletion is retried on
+		// its own at the next pass, judged alone.
+		res.Reason = strings.TrimPrefix(res.Reason+"; ", "; ") + fmt.Sprintf("deleting %s, which it replaces, failed (tried again on its own): %v", engine.ObjectKey(old), err)
 	case err != nil && gate.IsRefusal(err):
 		err = fmt.Errorf("delete %s, which it replaces: %w", engine.ObjectKey(old), err)
-		res.Outcome, res.Reason, res.Err = engine.Refused, "the API server refused: "+err.Error(), err
+		refused := r.gate.Refused(w, v, err)
+		res.Outcome, res.Reason, res.Err = refused.Outcome, refused.Reason, err
 	case err != nil:
 		err = fmt.Errorf("delete %s, which it replaces: %w", engine.ObjectKey(old), err)
 		res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err

@@ -69,10 +69,15 @@ const (
 	refusedBefore       state = "the previous write was refused"
 	windowClosedPoolBad state = "window closed and pool updating"
 	factRolloutsSpent   state = "fact changed an hour ago, object changes, its fact budget spent"
+	workerUnreported    state = "worker pool MCO has not reported on (just created)"
+	workerLagging       state = "worker pool changed since MCO judged it"
+	workerRendering     state = "worker pool rendered, its nodes not yet told"
+	workerPaused        state = "worker pool paused with a render pending"
 )
 
 var states = []state{atRest, windowOpen, windowClosed, windowInvalid, workerUpdating, workerDegraded, poolsUnreadable,
-	customPoolBusy, masterBusy, factChangesObject, factKeepsObject, reportOnly, budgetSpent, refusedBefore, windowClosedPoolBad, factRolloutsSpent}
+	customPoolBusy, masterBusy, factChangesObject, factKeepsObject, reportOnly, budgetSpent, refusedBefore, windowClosedPoolBad, factRolloutsSpent,
+	workerUnreported, workerLagging, workerRendering, workerPaused}
 
 // oracle: what the product promises for one combination ("" is: the write
 // goes now).
@@ -104,7 +109,10 @@ func oracle(p path, k kind, s state) engine.Outcome {
 		switch s {
 		case windowClosed, windowInvalid, windowClosedPoolBad:
 			return engine.Staged
-		case workerUpdating, workerDegraded, poolsUnreadable, customPoolBusy:
+		case workerUpdating, workerDegraded, poolsUnreadable, customPoolBusy, workerUnreported, workerLagging, workerRendering:
+			// MCO rolls it, it cannot finish, or its state is not known:
+			// never stack a rollout (a paused pool rolls nothing: a write
+			// joins the admin's rollout when they resume it).
 			return engine.Settling
 		}
 	}
@@ -116,15 +124,42 @@ func oracle(p path, k kind, s state) engine.Outcome {
 
 var monday = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
+// pool is a MachineConfigPool whose status is as MCO's node controller
+// writes it (pkg/controller/node/status.go calculateStatus): at rest is
+// Updated True, Updating False, observedGeneration the generation, the
+// status's render the spec's. cond names what differs.
 func pool(name string, roles []any, cond string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"machineConfigSelector": map[string]any{
-		"matchExpressions": []any{map[string]any{"key": "machineconfiguration.openshift.io/role", "operator": "In", "values": roles}}}}}}
+		"matchExpressions": []any{map[string]any{"key": "machineconfiguration.openshift.io/role", "operator": "In", "values": roles}}},
+		"configuration": map[string]any{"name": "rendered-" + name + "-1"}}}}
 	u.SetGroupVersionKind(rendercontext.PoolGVK)
 	u.SetName(name)
+	u.SetGeneration(3)
 	u.SetLabels(map[string]string{"pools.operator.machineconfiguration.openshift.io/" + name: ""})
-	if cond != "" {
-		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": cond, "status": "True", "message": "node failed"}}, "status", "conditions")
+	if cond == "unreported" {
+		return u
 	}
+	updated, updating, degraded, observed, running := "True", "False", "False", int64(3), "rendered-"+name+"-1"
+	switch cond {
+	case "Updating":
+		updated, updating = "False", "True"
+	case "Degraded":
+		degraded = "True"
+	case "lagging":
+		observed = 2
+	case "rendering":
+		running = "rendered-" + name + "-0"
+	case "paused":
+		updated, running = "False", "rendered-"+name+"-0"
+		_ = unstructured.SetNestedField(u.Object, true, "spec", "paused")
+	}
+	_ = unstructured.SetNestedSlice(u.Object, []any{
+		map[string]any{"type": "Updated", "status": updated},
+		map[string]any{"type": "Updating", "status": updating},
+		map[string]any{"type": "Degraded", "status": degraded, "message": "node failed"},
+	}, "status", "conditions")
+	_ = unstructured.SetNestedField(u.Object, observed, "status", "observedGeneration")
+	_ = unstructured.SetNestedField(u.Object, running, "status", "configuration", "name")
 	return u
 }
 
@@ -149,6 +184,14 @@ func context(s state) *rendercontext.RenderContext {
 		virt = "Updating"
 	case masterBusy:
 		master = "Updating"
+	case workerUnreported:
+		worker = "unreported"
+	case workerLagging:
+		worker = "lagging"
+	case workerRendering:
+		worker = "rendering"
+	case workerPaused:
+		worker = "paused"
 	}
 	f := rendercontext.Facts{HCO: hco, Observed: rendercontext.Observed{Pools: []*unstructured.Unstructured{
 		pool("master", []any{"master"}, master), pool("worker", []any{"worker"}, worker), pool("virt", []any{"worker", "virt"}, virt)}}}

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -8,9 +9,14 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
-// PoolBusyBound bounds how long a reboot-causing write waits for a pool
-// that MCO is rolling or that is degraded: after it, the write goes (a
-// degraded pool may be waiting for exactly this correction).
+// PoolBusyBound bounds how long a reboot-causing write waits for a
+// degraded pool: after it, the write goes (a degraded pool may be waiting
+// for exactly this correction). A pool MCO is rolling, has not reported
+// on, or that cannot be read holds the write until it is at rest: a
+// second rollout stacked on a running one reboots again the nodes it has
+// already done, and an unknown state is never read as at rest. Such a
+// wait is reported (Settling, naming the pool and for how long) at every
+// recheck, so it never stalls unseen.
 const PoolBusyBound = time.Hour
 
 // poolBusyRecheck is how often a held write looks at its pool again (pool
@@ -40,13 +46,14 @@ func newPoolWaits() *poolWaits {
 // reconcile's facts rc: why, and when to look again.
 func (p *poolWaits) wait(rc *rendercontext.RenderContext, key string, dis engine.Disruption) (string, time.Duration, bool) {
 	if !dis.Reboot || (rc.PoolsErr == nil && len(dis.Rolled()) == 0) {
-		// Pools unreadable: which pools it reaches is unknown, and
-		// unknown holds.
+		// Nothing it reaches can be busy (with the pools unreadable,
+		// what it reaches is unknown: that holds, below).
 		return "", 0, false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var why string
+	bounded := false
 	if rc.PoolsErr != nil {
 		// Unknown is not "at rest".
 		why = "the MachineConfigPools could not be read (" + rc.PoolsErr.Error() + ")"
@@ -55,9 +62,7 @@ func (p *poolWaits) wait(rc *rendercontext.RenderContext, key string, dis engine
 		if why != "" {
 			break
 		}
-		if why = engine.PoolBusy(rc, pool); why != "" {
-			break
-		}
+		why, bounded = engine.PoolBusy(rc, pool)
 	}
 	if why == "" {
 		delete(p.since, key)
@@ -70,6 +75,16 @@ func (p *poolWaits) wait(rc *rendercontext.RenderContext, key string, dis engine
 	}
 	e.last = now
 	p.since[key] = e
+	if !bounded {
+		waited := now.Sub(e.first).Truncate(time.Minute)
+		msg := why + "; this write reboots that pool too, so it waits until the pool is at rest"
+		if waited >= PoolBusyBound {
+			// Said once the wait is long, so the reason (and its Event)
+			// changes once, not at every recheck.
+			msg += fmt.Sprintf(" (waiting for over %s: check the pool with 'oc get machineconfigpool')", PoolBusyBound)
+		}
+		return msg, poolBusyRecheck, true
+	}
 	left := e.first.Add(PoolBusyBound).Sub(now)
 	if left <= 0 {
 		delete(p.since, key) // waited long enough: the write goes

@@ -11,23 +11,41 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
-// A reboot-causing write waits while its pool is updating or degraded,
-// never longer than the bound; other pools and other writes never wait.
-func TestPoolBusyHoldsRebootWritesBounded(t *testing.T) {
-	pool := func(name, cond string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]any{}}
-		u.SetName(name)
-		if cond != "" {
-			_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": cond, "status": "True", "message": "node w1 failed"}}, "status", "conditions")
-		}
-		return u
+// mcoPool is a MachineConfigPool whose status is as MCO's node controller
+// writes it (machine-config-operator pkg/controller/node/status.go,
+// calculateStatus): Updated True only when every machine is updated, ready
+// and available, Updating its opposite unless paused, observedGeneration
+// the generation judged; cond names a condition that is True.
+func mcoPool(name string, roles []any, cond string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"machineConfigSelector": map[string]any{
+		"matchExpressions": []any{map[string]any{"key": "machineconfiguration.openshift.io/role", "operator": "In", "values": roles}}}}}}
+	u.SetName(name)
+	updated, updating, degraded := "True", "False", "False"
+	switch cond {
+	case "Updating":
+		updated, updating = "False", "True"
+	case "Degraded":
+		degraded = "True"
 	}
+	_ = unstructured.SetNestedSlice(u.Object, []any{
+		map[string]any{"type": "Updated", "status": updated},
+		map[string]any{"type": "Updating", "status": updating},
+		map[string]any{"type": "Degraded", "status": degraded, "message": "node w1 failed"},
+	}, "status", "conditions")
+	_ = unstructured.SetNestedField(u.Object, int64(0), "status", "observedGeneration")
+	return u
+}
+
+// A reboot-causing write waits while its pool is updating (until it is at
+// rest, saying so once it has waited long) or degraded (never longer than
+// the bound); other pools and other writes never wait.
+func TestPoolBusyHoldsRebootWrites(t *testing.T) {
 	mc := func(role string) engine.Disruption { return engine.Disruption{Reboot: true, Pool: role} }
 	now := time.Unix(1000, 0)
 	p := newPoolWaits()
 	p.now = func() time.Time { return now }
 	rc := &rendercontext.RenderContext{}
-	rc.Pools = []*unstructured.Unstructured{pool("worker", "Updating"), pool("master", ""), pool("infra", "Degraded")}
+	rc.Pools = []*unstructured.Unstructured{mcoPool("worker", nil, "Updating"), mcoPool("master", nil, ""), mcoPool("infra", nil, "Degraded")}
 
 	if why, retry, held := p.wait(rc, "a-worker", mc("worker")); !held || retry != poolBusyRecheck || !strings.Contains(why, "worker is updating") {
 		t.Fatalf("an updating pool holds: %v %s %q", held, retry, why)
@@ -41,16 +59,22 @@ func TestPoolBusyHoldsRebootWritesBounded(t *testing.T) {
 	if _, _, held := p.wait(rc, "cm", engine.Disruption{}); held {
 		t.Fatal("a write that reboots nothing never waits")
 	}
-	// Asked at every recheck, as the requeue does, until the bound.
+	// Asked at every recheck, as the requeue does.
 	for end := now.Add(PoolBusyBound - poolBusyRecheck); now.Before(end); {
 		now = now.Add(poolBusyRecheck)
-		if _, _, held := p.wait(rc, "a-worker", mc("worker")); !held {
+		if _, _, held := p.wait(rc, "a-infra", mc("infra")); !held {
 			t.Fatalf("released %s before the bound", PoolBusyBound-end.Sub(now))
+		}
+		if why, _, held := p.wait(rc, "a-worker", mc("worker")); !held || strings.Contains(why, "waiting for over") {
+			t.Fatalf("an updating pool: %v %q", held, why)
 		}
 	}
 	now = now.Add(poolBusyRecheck)
-	if _, _, held := p.wait(rc, "a-worker", mc("worker")); held {
-		t.Fatal("every wait has a deadline: after the bound the write goes")
+	if _, _, held := p.wait(rc, "a-infra", mc("infra")); held {
+		t.Fatal("a degraded pool holds at most the bound: it may wait for exactly this correction")
+	}
+	if why, _, held := p.wait(rc, "a-worker", mc("worker")); !held || !strings.Contains(why, "waiting for over 1h0m0s") {
+		t.Fatalf("a pool MCO is still rolling holds past the bound, saying so: %v %q", held, why)
 	}
 	// A wait nobody asked about for a while (the write was staged, or no
 	// longer due) has ended: a new one starts afresh, never inheriting a
@@ -61,7 +85,88 @@ func TestPoolBusyHoldsRebootWritesBounded(t *testing.T) {
 		t.Fatal("the start of an old, unfinished wait let a write skip a busy pool")
 	}
 	if _, _, held := p.wait(&rendercontext.RenderContext{}, "a-worker", mc("worker")); held {
-		t.Fatal("no pool read (offline, not OpenShift): unknown never holds")
+		t.Fatal("no pool read (offline, not OpenShift): no pool to wait for")
+	}
+	unread := &rendercontext.RenderContext{}
+	unread.PoolsErr = errForbidden
+	for range 200 {
+		now = now.Add(poolBusyRecheck)
+		if _, _, held := p.wait(unread, "a-worker", mc("worker")); !held {
+			t.Fatal("pools that cannot be read hold, without a bound: unknown is never at rest")
+		}
+	}
+}
+
+type forbidden struct{}
+
+func (forbidden) Error() string { return "machineconfigpools is forbidden" }
+
+var errForbidden error = forbidden{}
+
+// A pool's state is MCO's, read from the status as its node controller
+// writes it (machine-config-operator pkg/controller/node/status.go,
+// calculateStatus): a table from that code.
+func TestPoolStateAsMCOWritesIt(t *testing.T) {
+	at := func(mut func(u *unstructured.Unstructured)) *unstructured.Unstructured {
+		u := mcoPool("worker", nil, "")
+		u.SetGeneration(4)
+		_ = unstructured.SetNestedField(u.Object, int64(4), "status", "observedGeneration")
+		_ = unstructured.SetNestedField(u.Object, "rendered-worker-b", "spec", "configuration", "name")
+		_ = unstructured.SetNestedField(u.Object, "rendered-worker-b", "status", "configuration", "name")
+		if mut != nil {
+			mut(u)
+		}
+		return u
+	}
+	cond := func(t, status string) func(u *unstructured.Unstructured) {
+		return func(u *unstructured.Unstructured) {
+			list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			for _, c := range list {
+				if m := c.(map[string]any); m["type"] == t {
+					m["status"] = status
+				}
+			}
+			_ = unstructured.SetNestedSlice(u.Object, list, "status", "conditions")
+		}
+	}
+	cases := []struct {
+		name    string
+		pool    *unstructured.Unstructured
+		busy    string
+		bounded bool
+	}{
+		{"at rest: all machines updated, the render its nodes run", at(nil), "", false},
+		{"no status (a pool just created)", func() *unstructured.Unstructured {
+			u := at(nil)
+			delete(u.Object, "status")
+			return u
+		}(), "no state from MCO", false},
+		{"a change MCO has not judged (observedGeneration behind)", at(func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, int64(3), "status", "observedGeneration")
+		}), "not judged it yet", false},
+		{"Updating (allUpdated false, not paused)", at(func(u *unstructured.Unstructured) { cond("Updated", "False")(u); cond("Updating", "True")(u) }), "is updating", false},
+		{"Updated False (machines not all updated, ready, available)", at(cond("Updated", "False")), "is not updated", false},
+		{"rendered, the nodes not yet told (spec's render not the status's)", at(func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, "rendered-worker-a", "status", "configuration", "name")
+		}), "about to roll", false},
+		{"Degraded (node, render or build)", at(cond("Degraded", "True")), "degraded", true},
+		{"paused with a render pending: MCO rolls nothing (Updating False)", at(func(u *unstructured.Unstructured) {
+			cond("Updated", "False")(u)
+			_ = unstructured.SetNestedField(u.Object, true, "spec", "paused")
+			_ = unstructured.SetNestedField(u.Object, "rendered-worker-a", "status", "configuration", "name")
+		}), "", false},
+		{"paused and degraded", at(func(u *unstructured.Unstructured) {
+			cond("Degraded", "True")(u)
+			_ = unstructured.SetNestedField(u.Object, true, "spec", "paused")
+		}), "degraded", true},
+	}
+	for _, c := range cases {
+		rc := &rendercontext.RenderContext{}
+		rc.Pools = []*unstructured.Unstructured{c.pool}
+		why, bounded := engine.PoolBusy(rc, "worker")
+		if (c.busy == "") != (why == "") || !strings.Contains(why, c.busy) || bounded != c.bounded {
+			t.Errorf("%s: %q bounded=%v, want %q bounded=%v", c.name, why, bounded, c.busy, c.bounded)
+		}
 	}
 }
 
@@ -69,17 +174,8 @@ func TestPoolBusyHoldsRebootWritesBounded(t *testing.T) {
 // MachineConfigs: it waits while one of them is updating, and a write to
 // another pool does not.
 func TestPoolBusyCoversCustomPoolsTheWriteRolls(t *testing.T) {
-	pool := func(name string, roles []any, cond string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"machineConfigSelector": map[string]any{
-			"matchExpressions": []any{map[string]any{"key": "machineconfiguration.openshift.io/role", "operator": "In", "values": roles}}}}}}
-		u.SetName(name)
-		if cond != "" {
-			_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": cond, "status": "True"}}, "status", "conditions")
-		}
-		return u
-	}
 	rc := &rendercontext.RenderContext{}
-	rc.Pools = []*unstructured.Unstructured{pool("worker", []any{"worker"}, ""), pool("virt", []any{"worker", "virt"}, "Updating"), pool("master", []any{"master"}, "")}
+	rc.Pools = []*unstructured.Unstructured{mcoPool("worker", []any{"worker"}, ""), mcoPool("virt", []any{"worker", "virt"}, "Updating"), mcoPool("master", []any{"master"}, "")}
 	mc := func(role string) engine.Disruption {
 		u := &unstructured.Unstructured{Object: map[string]any{"kind": "MachineConfig"}}
 		u.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": role})

@@ -37,10 +37,7 @@ func dropInSpecs(ctx context.Context) {
 			Expect(unstructured.SetNestedField(pool.Object, map[string]any{"matchLabels": map[string]any{"node-role.kubernetes.io/worker": ""}}, "spec", "nodeSelector")).To(Succeed())
 			Expect(k8s.Create(ctx, pool)).To(Succeed())
 		}
-		p := get(poolGVK, "", "worker")
-		Expect(unstructured.SetNestedSlice(p.Object, []any{map[string]any{"type": "Updating", "status": "False",
-			"lastTransitionTime": "2026-11-24T00:00:00Z"}}, "status", "conditions")).To(Succeed())
-		Expect(k8s.Status().Update(ctx, p)).To(Succeed())
+		setPoolState(ctx, "worker", false)
 		opensAt := closedWindow("admin")
 
 		// An admin's KubeletConfig on the worker pool: before the drop-in

@@ -28,11 +28,8 @@ import (
 func gateSpecs(ctx context.Context) {
 	poolGVK := mcGVK.GroupVersion().WithKind("MachineConfigPool")
 	setUpdating := func(status string) {
-		p := get(poolGVK, "", "worker")
-		Expect(p).NotTo(BeNil(), "the worker pool (created by the KubeletConfig spec)")
-		Expect(unstructured.SetNestedSlice(p.Object, []any{map[string]any{"type": "Updating", "status": status,
-			"lastTransitionTime": "2026-11-24T00:00:00Z"}}, "status", "conditions")).To(Succeed())
-		Expect(k8s.Status().Update(ctx, p)).To(Succeed())
+		Expect(get(poolGVK, "", "worker")).NotTo(BeNil(), "the worker pool (created by the KubeletConfig spec)")
+		setPoolState(ctx, "worker", status == "True")
 	}
 	deletesOf := func(mark int, name string) int {
 		n := 0

@@ -308,3 +308,35 @@ func closedWindow(manager string) time.Time {
 	})
 	return opensAt
 }
+
+// setPoolState writes a MachineConfigPool's status as MCO's node
+// controller does (pkg/controller/node/status.go calculateStatus): the
+// generation it judged, Updated and Updating (one the other's opposite),
+// not Degraded, and, when updated, the render its nodes run equal to the
+// spec's.
+func setPoolState(ctx context.Context, name string, updating bool) {
+	GinkgoHelper()
+	gvk := mcGVK.GroupVersion().WithKind("MachineConfigPool")
+	Eventually(func() error {
+		p := get(gvk, "", name)
+		if p == nil {
+			return fmt.Errorf("no MachineConfigPool %s", name)
+		}
+		updated, busy := "True", "False"
+		if updating {
+			updated, busy = "False", "True"
+		}
+		at := "2026-11-24T00:00:00Z"
+		if err := unstructured.SetNestedSlice(p.Object, []any{
+			map[string]any{"type": "Updated", "status": updated, "lastTransitionTime": at},
+			map[string]any{"type": "Updating", "status": busy, "lastTransitionTime": at},
+			map[string]any{"type": "Degraded", "status": "False", "lastTransitionTime": at},
+		}, "status", "conditions"); err != nil {
+			return err
+		}
+		if err := unstructured.SetNestedField(p.Object, p.GetGeneration(), "status", "observedGeneration"); err != nil {
+			return err
+		}
+		return k8s.Status().Update(ctx, p)
+	}).Should(Succeed())
+}

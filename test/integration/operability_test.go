@@ -249,6 +249,7 @@ func operabilitySpecs(ctx context.Context) {
 		// As OpenShift's worker pool selects its nodes.
 		Expect(unstructured.SetNestedField(pool.Object, map[string]any{"matchLabels": map[string]any{"node-role.kubernetes.io/worker": ""}}, "spec", "nodeSelector")).To(Succeed())
 		Expect(k8s.Create(ctx, pool)).To(Succeed())
+		setPoolState(ctx, "worker", false) // MCO reports it at rest
 		admin := newObj(kcGVK, "", "admin-worker-tuning")
 		Expect(unstructured.SetNestedField(admin.Object, map[string]any{
 			"matchLabels": map[string]any{"custom-kubelet": "large-pods"}}, "spec", "machineConfigPoolSelector")).To(Succeed())
@@ -333,12 +334,7 @@ func operabilitySpecs(ctx context.Context) {
 		requireVendorCRDs()
 		poolGVK := kcGVK.GroupVersion().WithKind("MachineConfigPool")
 		Expect(get(poolGVK, "", "worker")).NotTo(BeNil(), "the worker pool (created by the KubeletConfig spec)")
-		setUpdating := func(status string) {
-			p := get(poolGVK, "", "worker")
-			Expect(unstructured.SetNestedSlice(p.Object, []any{map[string]any{"type": "Updating", "status": status,
-				"lastTransitionTime": "2026-11-24T00:00:00Z"}}, "status", "conditions")).To(Succeed())
-			Expect(k8s.Status().Update(ctx, p)).To(Succeed())
-		}
+		setUpdating := func(status string) { setPoolState(ctx, "worker", status == "True") }
 		untilSettled()
 		setUpdating("True")
 		DeferCleanup(func() { setUpdating("False") })
