@@ -137,6 +137,11 @@ func (s *Syncer) failed(res engine.Result, w gate.Write, v gate.Verdict, what st
 		res.Outcome, res.Reason, res.Err, res.Opponents = v.Outcome, v.Reason, err, nil
 		return res
 	}
+	// Nor does a failed write spend the budget: a webhook down, a
+	// conflict or an overloaded server is not someone fighting the
+	// autopilot (a write that timed out but landed shows as no drift at
+	// the next pass). The asset's backoff paces the tries.
+	s.Gate.Unspent(w, v)
 	res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err
 	return res
 }

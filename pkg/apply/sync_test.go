@@ -214,3 +214,28 @@ func TestSyncRefusalIsNoFight(t *testing.T) {
 		t.Fatalf("an unavailable server is a failure, not a refusal: %+v", res)
 	}
 }
+
+// A write that failed (a webhook that cannot be called, a conflict, an
+// overloaded server) changed nothing either: it spends no budget, so a
+// webhook outage is never reported as someone fighting the autopilot.
+func TestSyncFailureSpendsNoBudget(t *testing.T) {
+	for _, failure := range []error{
+		apierrors.NewInternalError(errors.New(`failed calling webhook "x": context deadline exceeded`)),
+		apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "cm", errors.New("the object has been modified")),
+		apierrors.NewServiceUnavailable("etcd"),
+		apierrors.NewTooManyRequests("slow down", 1),
+	} {
+		srv := &server{answer: func(bool, *unstructured.Unstructured) (*unstructured.Unstructured, error) { return nil, failure }}
+		g := gate.New(gate.Config{Throttle: throttle.Config{Burst: 1, Refill: time.Hour}})
+		s := &apply.Syncer{Client: srv.client(), Gate: g}
+		for i := 0; i < 5; i++ {
+			res := s.Sync(context.Background(), noFacts, decision(liveCM("edited", "2", kubectlOwnsK), "v"))
+			if res.Outcome != engine.Failed || !strings.Contains(res.Reason, "ConfigMap/ns/cm") {
+				t.Fatalf("%v, try %d: %+v", failure, i, res)
+			}
+		}
+		if st := g.ThrottleState("ConfigMap/ns/cm"); st.Tokens < 0.99 || st.Throttled {
+			t.Fatalf("%v: failed writes spent the budget: %+v", failure, st)
+		}
+	}
+}
