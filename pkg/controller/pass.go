@@ -12,6 +12,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
 )
 
 // pass is one reconcile's walk of the catalog: what it has learned so far
@@ -21,6 +22,8 @@ type pass struct {
 	ctx    context.Context
 	hco    *unstructured.Unstructured
 	intent *freshIntent
+	// act is the HCO's activation switch: paused publishes idle.
+	act engine.Activation
 	// want are the kinds to watch after the walk.
 	want map[schema.GroupVersionKind]bool
 	// retry is the soonest time an asset asked to be looked at again.
@@ -134,9 +137,15 @@ func (p *pass) report(eval engine.Evaluation) {
 		r.report.Asset(ctx, p.hco, w.d, w.res)
 	}
 	r.report.Notices(ctx, p.hco, r.evaluator.Notices(r.opts.Catalog, eval))
-	if r.fleet != nil {
+	switch {
+	case r.fleet == nil:
+	case p.act.Paused:
+		// Paused manages nothing: a hub must not read its last features
+		// as compliant.
+		p.retry = minPositive(p.retry, r.publishIdle(ctx, report.IdlePaused))
+	default:
 		// A report, like an Event: written in report-only too.
 		statuses := features.Of(r.opts.Catalog, eval.Context, eval.Decisions, r.report.Snapshot().Last)
-		p.retry = minPositive(p.retry, r.publish(ctx, func() (bool, error) { return r.fleet.Write(ctx, statuses) }))
+		p.retry = minPositive(p.retry, r.publish(ctx, func() (bool, time.Duration, error) { return r.fleet.Write(ctx, statuses) }))
 	}
 }

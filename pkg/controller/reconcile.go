@@ -45,6 +45,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	p := &pass{r: r, ctx: ctx, hco: rc.HCOObject(), want: clusterread.FactWatches(rc),
 		intent: &freshIntent{reader: r.reader.Direct(), namespace: r.opts.Namespace, cached: rc}}
 	act := engine.ActivationOf(rc, r.opts.Catalog)
+	p.act = act
 	r.report.Activation(ctx, p.hco, act)
 	rc = r.tombstones(ctx, rc, act, p.intent, &p.retry)
 	p.want = clusterread.FactWatches(rc)
@@ -66,12 +67,20 @@ func (r *Reconciler) readFacts(ctx context.Context) (*rendercontext.RenderContex
 			idle := report.IdleFor(facts, r.opts.Namespace, err)
 			r.report.Idle(ctx, idle)
 			idleRC := rendercontext.New(facts)
+			// The objects read by name (the fleet status among them) are
+			// watched while idle too: a change of them is undone at once.
+			r.reader.WatchLookups(ctx, func(k rendercontext.ObjectKey) bool { return idleRC.KindAvailable(k.GVK) })
 			res, _ := r.finish(ctx, idleRC, "", clusterread.FactWatches(idleRC), r.publishIdle(ctx, idle.Reason))
 			return nil, res, true
 		}
 		log.FromContext(ctx).Error(err, "cannot read cluster facts; retrying", "action", "retry")
 		r.report.Reconciled(fmt.Errorf("read cluster facts: %w", err), "")
-		return nil, reconcile.Result{RequeueAfter: r.gate.Failed("facts")}, true
+		// Nothing can be decided: published as idle, never as the last
+		// state it managed.
+		r.report.Idle(ctx, report.IdleStatus{Reason: report.IdleFactsUnreadable, Message: "the cluster's facts cannot be read: " + err.Error()})
+		r.reader.WatchLookups(ctx, func(k rendercontext.ObjectKey) bool { return k.GVK.Group == "" }) // core kinds: always served
+		retry := r.gate.Failed("facts")
+		return nil, reconcile.Result{RequeueAfter: minPositive(retry, r.publishIdle(ctx, report.IdleFactsUnreadable))}, true
 	}
 	r.gate.Succeeded("facts")
 	rc := rendercontext.New(facts)
@@ -306,17 +315,17 @@ func (r *Reconciler) publishIdle(ctx context.Context, reason report.IdleReason) 
 	if r.fleet == nil {
 		return 0
 	}
-	return r.publish(ctx, func() (bool, error) { return r.fleet.WriteIdle(ctx, string(reason)) })
+	return r.publish(ctx, func() (bool, time.Duration, error) { return r.fleet.WriteIdle(ctx, string(reason)) })
 }
 
 // publish writes the fleet status when it differs from the cluster's copy
 // (write), at most once per backoff after a failure; it returns when to
 // look again (0: no need).
-func (r *Reconciler) publish(ctx context.Context, write func() (bool, error)) time.Duration {
+func (r *Reconciler) publish(ctx context.Context, write func() (bool, time.Duration, error)) time.Duration {
 	if left, backingOff := r.gate.BackingOff("fleet-status"); backingOff {
 		return left
 	}
-	changed, err := write()
+	changed, recheck, err := write()
 	var paused *fleetstatus.PausedError
 	if errors.As(err, &paused) {
 		log.FromContext(ctx).Info("fleet status writes paused: another writer keeps changing it", "configMap", r.opts.StatusNamespace+"/"+fleetstatus.Name, "action", "throttle", "retryAfter", paused.Wait.Round(time.Second).String())
@@ -330,5 +339,5 @@ func (r *Reconciler) publish(ctx context.Context, write func() (bool, error)) ti
 	if changed {
 		log.FromContext(ctx).Info("fleet status written", "configMap", r.opts.StatusNamespace+"/"+fleetstatus.Name, "action", "write")
 	}
-	return 0
+	return recheck
 }

@@ -161,18 +161,19 @@ func Object(namespace string) *unstructured.Unstructured {
 }
 
 // Write sets the ConfigMap to statuses when a state, a compliance or the
-// version differs from what it holds in the cluster (reasons alone never
-// cause a write); changed says whether it wrote.
-func (w *Writer) Write(ctx context.Context, statuses []features.Status) (changed bool, err error) {
+// version differs from what it holds in the cluster (the autopilot's own
+// reasons alone never cause a write); changed says whether it wrote,
+// recheck when to look again (the cache may not show the cluster yet).
+func (w *Writer) Write(ctx context.Context, statuses []features.Status) (changed bool, recheck time.Duration, err error) {
 	return w.write(ctx, Data(statuses, w.Version))
 }
 
 // WriteIdle says the autopilot is idle, and why (report.IdleReason).
-func (w *Writer) WriteIdle(ctx context.Context, reason string) (changed bool, err error) {
+func (w *Writer) WriteIdle(ctx context.Context, reason string) (changed bool, recheck time.Duration, err error) {
 	return w.write(ctx, IdleData(reason, w.Version))
 }
 
-func (w *Writer) write(ctx context.Context, data map[string]string) (bool, error) {
+func (w *Writer) write(ctx context.Context, data map[string]string) (bool, time.Duration, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	cm := Object(w.Namespace)
@@ -181,7 +182,7 @@ func (w *Writer) write(ctx context.Context, data map[string]string) (bool, error
 	case apierrors.IsNotFound(err):
 		live = nil
 	case err != nil:
-		return false, fmt.Errorf("read ConfigMap %s/%s: %w", w.Namespace, Name, err)
+		return false, 0, fmt.Errorf("read ConfigMap %s/%s: %w", w.Namespace, Name, err)
 	}
 	rv := ""
 	if live != nil {
@@ -193,7 +194,10 @@ func (w *Writer) write(ctx context.Context, data map[string]string) (bool, error
 			w.wrote = nil // the cache shows the write: it is the truth again
 		case rv == w.wrote.before && w.now().Sub(w.wrote.at) < CacheLag:
 			if !differs(nil, w.wrote.data, w.desired(data)) {
-				return false, nil // written, not yet in the cache
+				// Written, not yet in the cache; or deleted again at once
+				// (a ConfigMap it created reads absent either way): look
+				// again once the lag is over, when the cache is the truth.
+				return false, CacheLag - w.now().Sub(w.wrote.at), nil
 			}
 		default:
 			w.wrote = nil // changed or deleted since
@@ -205,22 +209,22 @@ func (w *Writer) write(ctx context.Context, data map[string]string) (bool, error
 	}
 	u := w.desired(data)
 	if !differs(live, held, u) {
-		return false, nil
+		return false, 0, nil
 	}
 	// Saying again what it said last is undoing someone else's change
 	// (an edit, or a deletion: a writer that keeps deleting it is no
 	// less a fight).
 	if undo := w.said != nil && !differs(nil, w.said, u); undo && w.Budget != nil {
 		if ok, wait := w.Budget(engine.Identity(u)); !ok {
-			return false, &PausedError{Wait: wait}
+			return false, 0, &PausedError{Wait: wait}
 		}
 	}
 	if err := w.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(annotations.FieldManager), client.ForceOwnership); err != nil {
-		return false, fmt.Errorf("write ConfigMap %s/%s: %w", w.Namespace, Name, err)
+		return false, 0, fmt.Errorf("write ConfigMap %s/%s: %w", w.Namespace, Name, err)
 	}
 	w.wrote = &written{before: rv, after: u.GetResourceVersion(), data: data, at: w.now()}
 	w.said = data
-	return true, nil
+	return true, 0, nil
 }
 
 // PausedError says writes that undo another writer's changes are paused
@@ -250,22 +254,31 @@ func (w *Writer) now() time.Time {
 
 // differs reports whether the ConfigMap holding held (live: the object,
 // nil when absent or not read) must be written to say data: a key of data
-// other than a reason is missing or different, or a key the autopilot
+// is missing, or other than a reason differs, or a key the autopilot
 // applied before is no longer in data (a feature left the catalog, the
-// autopilot went idle). Keys other writers added are theirs: never
-// written over, never a reason to write.
+// autopilot went idle), or one of its labels is missing or changed, or
+// another writer took over a key it sets (managedFields: a reason someone
+// else edited). A reason the autopilot's own words changed alone is not
+// written. Keys other writers added are theirs: never written over, never
+// a reason to write.
 func differs(live *unstructured.Unstructured, held map[string]string, desired *unstructured.Unstructured) bool {
 	data, _, _ := unstructured.NestedStringMap(desired.Object, "data")
 	for k, v := range data {
-		if strings.HasSuffix(k, ".reason") {
-			continue
-		}
-		if h, ok := held[k]; !ok || h != v {
+		h, ok := held[k]
+		if !ok || (h != v && !strings.HasSuffix(k, ".reason")) {
 			return true
 		}
 	}
 	if live == nil {
 		return false
+	}
+	for k, v := range desired.GetLabels() {
+		if l, ok := live.GetLabels()[k]; !ok || l != v {
+			return true
+		}
+	}
+	if len(managedfields.Unowned(live, desired.Object, annotations.FieldManager)) > 0 {
+		return true
 	}
 	for _, p := range managedfields.Dropped(live, desired.Object, annotations.FieldManager) {
 		if !strings.HasSuffix(p, ".reason") {

@@ -34,7 +34,7 @@ func TestWriteOnlyOnChange(t *testing.T) {
 		{st(features.Drifted, "drifted in /spec"), true},
 		{st(features.Degraded, "failed"), true},
 	} {
-		changed, err := w.Write(ctx, step.statuses)
+		changed, _, err := w.Write(ctx, step.statuses)
 		if err != nil || changed != step.want {
 			t.Fatalf("step %d: changed=%v err=%v, want %v", i, changed, err, step.want)
 		}
@@ -51,11 +51,11 @@ func TestWriteOnlyOnChange(t *testing.T) {
 		}
 	}
 	restarted := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1"}
-	if changed, err := restarted.Write(ctx, st(features.Degraded, "failed")); changed || err != nil {
+	if changed, _, err := restarted.Write(ctx, st(features.Degraded, "failed")); changed || err != nil {
 		t.Fatalf("a restart rewrote an unchanged status: %v %v", changed, err)
 	}
 	upgraded := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v2"}
-	if changed, _ := upgraded.Write(ctx, st(features.Degraded, "failed")); !changed {
+	if changed, _, _ := upgraded.Write(ctx, st(features.Degraded, "failed")); !changed {
 		t.Fatal("a new version is not written")
 	}
 }
@@ -71,7 +71,7 @@ func TestWriteFollowsTheCluster(t *testing.T) {
 	now := time.Unix(0, 0)
 	w := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1", Now: func() time.Time { return now }}
 	st := []features.Status{{Name: "psi", State: features.Active}}
-	if changed, err := w.Write(ctx, st); !changed || err != nil {
+	if changed, _, err := w.Write(ctx, st); !changed || err != nil {
 		t.Fatalf("first write: %v %v", changed, err)
 	}
 	get := func() *corev1.ConfigMap {
@@ -87,44 +87,44 @@ func TestWriteFollowsTheCluster(t *testing.T) {
 	if err := c.Update(ctx, cm, client.FieldOwner("policy-controller")); err != nil {
 		t.Fatal(err)
 	}
-	if changed, _ := w.Write(ctx, st); !changed || get().Data["psi.compliance"] != Compliant {
+	if changed, _, _ := w.Write(ctx, st); !changed || get().Data["psi.compliance"] != Compliant {
 		t.Fatalf("another writer's change is not undone: %v %v", changed, get().Data)
 	}
 	if get().Data["team"] != "ours" {
 		t.Fatal("another writer's key was removed")
 	}
-	if changed, _ := w.Write(ctx, st); changed {
+	if changed, _, _ := w.Write(ctx, st); changed {
 		t.Fatal("another writer's own key is a reason to write")
 	}
 	if err := c.Delete(ctx, get()); err != nil {
 		t.Fatal(err)
 	}
-	if changed, _ := w.Write(ctx, st); !changed {
+	if changed, _, _ := w.Write(ctx, st); !changed {
 		t.Fatal("a deleted status is not restored")
 	}
-	if changed, _ := w.WriteIdle(ctx, "hco_absent"); !changed {
+	if changed, _, _ := w.WriteIdle(ctx, "hco_absent"); !changed {
 		t.Fatal("idle not written")
 	}
 	d := get().Data
 	if d[KeyAutopilot] != Idle || d[KeyIdleReason] != "hco_absent" || d[KeyHealthy] != "false" || d["psi.state"] != "" {
 		t.Fatalf("idle: %v", d)
 	}
-	if changed, _ := w.Write(ctx, st); !changed || get().Data[KeyAutopilot] != Active || get().Data["psi.state"] != "active" {
+	if changed, _, _ := w.Write(ctx, st); !changed || get().Data[KeyAutopilot] != Active || get().Data["psi.state"] != "active" {
 		t.Fatalf("active again: %v", get().Data)
 	}
 
 	// A cache behind the write: the write is trusted within CacheLag.
 	lag := &lagging{Reader: c}
 	lw := &Writer{Reader: lag, Client: c, Namespace: "ns2", Version: "v1", Now: func() time.Time { return now }}
-	if changed, _ := lw.Write(ctx, st); !changed {
+	if changed, _, _ := lw.Write(ctx, st); !changed {
 		t.Fatal("first write")
 	}
 	lag.absent = true
-	if changed, _ := lw.Write(ctx, st); changed {
+	if changed, _, _ := lw.Write(ctx, st); changed {
 		t.Fatal("a cache behind the autopilot's own write made it write again")
 	}
 	now = now.Add(CacheLag)
-	if changed, _ := lw.Write(ctx, st); !changed {
+	if changed, _, _ := lw.Write(ctx, st); !changed {
 		t.Fatal("after the cache's lag, absent is absent: restored")
 	}
 }
@@ -148,13 +148,13 @@ func TestIdleReasonChangeIsWritten(t *testing.T) {
 	ctx := context.Background()
 	c := fake.NewClientBuilder().Build()
 	w := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1"}
-	if changed, _ := w.WriteIdle(ctx, "hco_terminating"); !changed {
+	if changed, _, _ := w.WriteIdle(ctx, "hco_terminating"); !changed {
 		t.Fatal("idle not written")
 	}
-	if changed, _ := w.WriteIdle(ctx, "hco_absent"); !changed {
+	if changed, _, _ := w.WriteIdle(ctx, "hco_absent"); !changed {
 		t.Fatal("a new idle reason is not written")
 	}
-	if changed, _ := w.WriteIdle(ctx, "hco_absent"); changed {
+	if changed, _, _ := w.WriteIdle(ctx, "hco_absent"); changed {
 		t.Fatal("the same idle reason written again")
 	}
 }
@@ -167,7 +167,7 @@ func TestUndoingAnotherWriterIsBudgeted(t *testing.T) {
 	c := fake.NewClientBuilder().Build()
 	w := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1", Budget: tokens(1)}
 	st := []features.Status{{Name: "psi", State: features.Active}}
-	if changed, err := w.Write(ctx, st); !changed || err != nil {
+	if changed, _, err := w.Write(ctx, st); !changed || err != nil {
 		t.Fatalf("first write: %v %v", changed, err)
 	}
 	edit := func() {
@@ -181,16 +181,16 @@ func TestUndoingAnotherWriterIsBudgeted(t *testing.T) {
 		}
 	}
 	edit()
-	if changed, err := w.Write(ctx, st); !changed || err != nil {
+	if changed, _, err := w.Write(ctx, st); !changed || err != nil {
 		t.Fatalf("the first undo: %v %v", changed, err)
 	}
 	// A change of state is no undo: it takes no token.
-	if changed, err := w.Write(ctx, []features.Status{{Name: "psi", State: features.Degraded}}); !changed || err != nil {
+	if changed, _, err := w.Write(ctx, []features.Status{{Name: "psi", State: features.Degraded}}); !changed || err != nil {
 		t.Fatalf("a change of state: %v %v", changed, err)
 	}
 	edit()
 	var paused *PausedError
-	if changed, err := w.Write(ctx, []features.Status{{Name: "psi", State: features.Degraded}}); changed || !errors.As(err, &paused) || paused.Wait != time.Minute {
+	if changed, _, err := w.Write(ctx, []features.Status{{Name: "psi", State: features.Degraded}}); changed || !errors.As(err, &paused) || paused.Wait != time.Minute {
 		t.Fatalf("budget spent: %v %v", changed, err)
 	}
 }
@@ -202,12 +202,12 @@ func TestRecreatingIsBudgeted(t *testing.T) {
 	c := fake.NewClientBuilder().Build()
 	w := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1", Budget: tokens(1)}
 	st := []features.Status{{Name: "psi", State: features.Active}}
-	if changed, err := w.Write(ctx, st); !changed || err != nil {
+	if changed, _, err := w.Write(ctx, st); !changed || err != nil {
 		t.Fatalf("first write: %v %v", changed, err)
 	}
 	del := func() {
 		// Seen written first (the cache caught up), then deleted.
-		if changed, err := w.Write(ctx, st); changed || err != nil {
+		if changed, _, err := w.Write(ctx, st); changed || err != nil {
 			t.Fatalf("steady: %v %v", changed, err)
 		}
 		cm := &corev1.ConfigMap{}
@@ -217,12 +217,12 @@ func TestRecreatingIsBudgeted(t *testing.T) {
 		}
 	}
 	del()
-	if changed, err := w.Write(ctx, st); !changed || err != nil {
+	if changed, _, err := w.Write(ctx, st); !changed || err != nil {
 		t.Fatalf("the first re-creation: %v %v", changed, err)
 	}
 	del()
 	var paused *PausedError
-	if changed, err := w.Write(ctx, st); changed || !errors.As(err, &paused) {
+	if changed, _, err := w.Write(ctx, st); changed || !errors.As(err, &paused) {
 		t.Fatalf("a deletion loop is budgeted: %v %v", changed, err)
 	}
 }

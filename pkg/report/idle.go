@@ -30,10 +30,13 @@ const (
 	// IdlePaused: the HCO's platform.kubevirt.io/autopilot switch is "false"
 	// (or lists nothing the catalog knows).
 	IdlePaused IdleReason = "paused"
+	// IdleFactsUnreadable: the cluster's facts (the HCO, nodes, pools,
+	// CRDs) cannot be read, so nothing can be decided.
+	IdleFactsUnreadable IdleReason = "facts_unreadable"
 )
 
 // IdleReasons are every IdleReason, for the metric.
-var IdleReasons = []IdleReason{IdleHCOCRDAbsent, IdleHCOVersionUnserved, IdleHCOAbsent, IdleHCOTerminating, IdlePaused}
+var IdleReasons = []IdleReason{IdleHCOCRDAbsent, IdleHCOVersionUnserved, IdleHCOAbsent, IdleHCOTerminating, IdlePaused, IdleFactsUnreadable}
 
 // IdleStatus is why the autopilot is idle (/debug/health).
 type IdleStatus struct {

@@ -125,6 +125,18 @@ func fleetSpecs(ctx context.Context) {
 		Expect(k8s.Update(ctx, cm, client.FieldOwner("governance-policy-framework"))).To(Succeed())
 		Eventually(func() string { return statusData()["psi.compliance"] }).Should(Equal(want), "the autopilot's key is restored")
 		Expect(statusData()["team"]).To(Equal("virt"), "another writer's own key stays")
+		// A reason edited and a label removed by someone else: restored too
+		// (a reason the autopilot's own words change alone is not written).
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: fleetstatus.Name}, cm)).To(Succeed())
+		reason := cm.Data["psi.reason"]
+		cm.Data["psi.reason"] = "edited by hand"
+		delete(cm.Labels, "app.kubernetes.io/component")
+		Expect(k8s.Update(ctx, cm, client.FieldOwner("kubectl-edit"))).To(Succeed())
+		Eventually(func() string { return statusData()["psi.reason"] }).Should(Equal(reason), "another writer's reason is undone")
+		Eventually(func() map[string]string {
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: fleetstatus.Name}, cm)).To(Succeed())
+			return cm.Labels
+		}).Should(HaveKeyWithValue("app.kubernetes.io/component", "fleet-status"), "its labels are restored")
 		// Deleted: written again, without waiting for a state change.
 		Expect(k8s.Delete(ctx, cm)).To(Succeed())
 		Eventually(func() string { return statusData()["psi.compliance"] }).Should(Equal(want))

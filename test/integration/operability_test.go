@@ -198,6 +198,11 @@ func operabilitySpecs(ctx context.Context) {
 		Expect(rec.Snapshot().Health.Idle).NotTo(BeNil())
 		Expect(rec.Snapshot().Health.Idle.Reason).To(Equal(report.IdlePaused))
 		Eventually(func() int { return len(events("Paused", annotations.Autopilot+`="false"`)) }).Should(Equal(1))
+		// A hub reads it as idle, never as the last features it managed.
+		Eventually(func() []string {
+			d := statusData()
+			return []string{d[fleetstatus.KeyAutopilot], d[fleetstatus.KeyIdleReason], d[fleetstatus.KeyHealthy]}
+		}).Should(Equal([]string{fleetstatus.Idle, string(report.IdlePaused), "false"}))
 
 		mark := requests.mark()
 		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
