@@ -293,6 +293,14 @@ func (r *Reconciler) tombstones(ctx context.Context, rc *rendercontext.RenderCon
 		return w.Disruption, v.Reason, !v.Go
 	})
 	for i, t := range results {
+		if t.Status == tombstone.Error {
+			*retry = minPositive(*retry, t.RetryAfter)
+			if gate.IsRefusal(t.Err) && !strings.HasPrefix(t.Reason, "the API server refused") {
+				// Refused on its merits: a person must act (a lost verb,
+				// an admission policy); tried again on its backoff.
+				results[i].Reason = "the API server refused the tombstone delete of " + engine.ObjectKey(t.Tombstone.Object) + ": " + t.Reason
+			}
+		}
 		// What the rollout does to the VMs of every pool it reaches,
 		// counted afresh when the deletion is sent.
 		if dis := t.Disruption; dis.Reboot && len(dis.Rolled()) > 0 {

@@ -147,7 +147,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		report:    report.New(mgr.GetEventRecorder(annotations.FieldManager)),
 		evaluator: &engine.Evaluator{Renderer: opts.Renderer},
 		syncer:    &apply.Syncer{Client: mgr.GetClient(), Gate: g},
-		reaper:    &tombstone.Reaper{Cache: reader, Reader: reader.Direct(), Writer: mgr.GetClient(), Watched: reader.Watching},
+		reaper:    &tombstone.Reaper{Cache: reader, Reader: reader.Direct(), Writer: mgr.GetClient(), Watched: reader.Watching, Backoff: g},
 		writer:    mgr.GetClient(),
 		gate:      g,
 		kinds:     kinds,

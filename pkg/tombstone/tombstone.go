@@ -88,6 +88,19 @@ type Result struct {
 	// Impact says what that rollout does to the pools' VMs (set by the
 	// caller, for a deletion that reboots a pool).
 	Impact string `json:"impact,omitempty"`
+	// Err is the failure of an Error (its read, its deletion); RetryAfter
+	// when its backoff lets it be tried again.
+	Err        error         `json:"-"`
+	RetryAfter time.Duration `json:"-"`
+}
+
+// Backoff paces a tombstone whose read or deletion failed, each on its
+// own (the controller's gate): a refusal or an outage costs no request
+// per reconcile, and never delays the others.
+type Backoff interface {
+	Failed(key string) time.Duration
+	Succeeded(key string)
+	BackingOff(key string) (time.Duration, bool)
 }
 
 // Reaper processes tombstones at no API cost in steady state:
@@ -103,12 +116,17 @@ type Reaper struct {
 	Writer client.Writer
 	// Watched reports whether Cache holds the kind.
 	Watched func(schema.GroupVersionKind) bool
+	// Backoff paces failures (nil: every pass tries again).
+	Backoff Backoff
 
 	mu   sync.Mutex
 	gone map[string]bool
 	// skipped remembers, for kinds read from the API server, objects left
 	// in place and when to read them again (once a minute, not every pass).
 	skipped map[string]skip
+	// failed is each failing tombstone's last result, reported again
+	// while its backoff holds it.
+	failed map[string]Result
 }
 
 type skip struct {
@@ -143,6 +161,35 @@ func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone, guard engine.
 type Hold func(live *unstructured.Unstructured) (dis engine.Disruption, why string, held bool)
 
 func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, confirm func(context.Context) (engine.Guard, error), hold Hold) Result {
+	if r.Backoff == nil {
+		return r.try(ctx, t, guard, confirm, hold)
+	}
+	key := "tombstone " + t.Key()
+	r.mu.Lock()
+	prev, failing := r.failed[t.Key()]
+	r.mu.Unlock()
+	if left, held := r.Backoff.BackingOff(key); held && failing {
+		prev.RetryAfter = left
+		return prev // not read, not sent: its last failure stands
+	}
+	res := r.try(ctx, t, guard, confirm, hold)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if res.Status == Error {
+		res.RetryAfter = r.Backoff.Failed(key)
+		if r.failed == nil {
+			r.failed = map[string]Result{}
+		}
+		r.failed[t.Key()] = res
+		return res
+	}
+	r.Backoff.Succeeded(key)
+	delete(r.failed, t.Key())
+	return res
+}
+
+// try reads t's object and deletes it when the guard and hold allow.
+func (r *Reaper) try(ctx context.Context, t Tombstone, guard engine.Guard, confirm func(context.Context) (engine.Guard, error), hold Hold) Result {
 	res := Result{Tombstone: t}
 	gvk := t.Object.GroupVersionKind()
 	reader := r.Reader
@@ -164,7 +211,7 @@ func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, c
 		res.Status = Gone
 		return res
 	case err != nil:
-		res.Status, res.Reason = Error, err.Error()
+		res.Status, res.Reason, res.Err = Error, err.Error(), err
 		return res
 	}
 	if ok, why := guard.MayDelete(live); !ok {
@@ -177,7 +224,7 @@ func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, c
 	if confirm != nil {
 		var err error
 		if guard, err = confirm(ctx); err != nil {
-			res.Status, res.Reason = Error, err.Error()
+			res.Status, res.Reason, res.Err = Error, err.Error(), err
 			return res
 		}
 		guard = guard.ForTombstones()
@@ -194,7 +241,7 @@ func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, c
 	deleted, why, err := apply.Delete(ctx, r.Writer, guard, live)
 	switch {
 	case err != nil:
-		res.Status, res.Reason = Error, err.Error()
+		res.Status, res.Reason, res.Err, res.Disruption = Error, err.Error(), err, dis
 	case !deleted:
 		res.Status, res.Reason = Skipped, "may not delete: "+why
 	default:

@@ -3,6 +3,7 @@ package tombstone
 import (
 	"context"
 	"testing"
+	"time"
 	"testing/fstest"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,5 +71,52 @@ func TestReapReadsUnwatchedKindsOnce(t *testing.T) {
 	r.Reap(context.Background(), ts, engine.Guard{}, nil, nil)
 	if direct.n != 1 || cached.n != 2 {
 		t.Fatalf("direct %d cached %d", direct.n, cached.n)
+	}
+}
+
+// failingReader fails every read and counts them.
+type failingReader struct{ n int }
+
+func (f *failingReader) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
+	f.n++
+	return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "x", nil)
+}
+
+func (f *failingReader) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return nil
+}
+
+// fakeBackoff holds a key from its first failure until released.
+type fakeBackoff struct{ failed map[string]int }
+
+func (b *fakeBackoff) Failed(key string) time.Duration { b.failed[key]++; return time.Minute }
+func (b *fakeBackoff) Succeeded(key string)            { delete(b.failed, key) }
+func (b *fakeBackoff) BackingOff(key string) (time.Duration, bool) {
+	return time.Minute, b.failed[key] > 0
+}
+
+// A tombstone whose read or deletion failed waits for its backoff: its
+// last failure is reported again without a request, and a success ends it.
+func TestReapFailureWaitsForItsBackoff(t *testing.T) {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	u.SetName("refused")
+	ts := []Tombstone{{Path: "t/v1/refused.yaml", Object: u}}
+	reads, b := &failingReader{}, &fakeBackoff{failed: map[string]int{}}
+	r := &Reaper{Cache: reads, Reader: reads, Watched: func(schema.GroupVersionKind) bool { return false }, Backoff: b}
+	for i := 0; i < 3; i++ {
+		res := r.Reap(context.Background(), ts, engine.Guard{}, nil, nil)
+		if res[0].Status != Error || res[0].RetryAfter != time.Minute || !apierrors.IsForbidden(res[0].Err) {
+			t.Fatalf("pass %d: %+v", i, res[0])
+		}
+	}
+	if reads.n != 1 {
+		t.Fatalf("read %d times within one backoff, want 1", reads.n)
+	}
+	b.failed = map[string]int{} // the backoff is over
+	r.Reader, r.Cache = &countingReader{}, &countingReader{}
+	if res := r.Reap(context.Background(), ts, engine.Guard{}, nil, nil); res[0].Status != Gone {
+		t.Fatalf("after the backoff: %+v", res[0])
 	}
 }
