@@ -143,15 +143,13 @@ func (p Policy) file(f string) ([]Action, bool) {
 	return acts, found
 }
 
+// covers is MCO's match of a policy path (pkg/controller/common/helpers.go,
+// FindClosestFilePolicyPathMatch and IsSubdirectory): the same path as
+// written, or a file under it, the policy path cleaned and a separator
+// added. So "/" covers no file ("//" prefixes no clean path), and a
+// reboot is never predicted lighter than MCO takes it.
 func covers(policy, file string) bool {
-	if policy == file {
-		return true
-	}
-	dir := path.Clean(policy)
-	if !strings.HasSuffix(dir, "/") {
-		dir += "/"
-	}
-	return strings.HasPrefix(path.Clean(file), dir)
+	return policy == file || strings.HasPrefix(path.Clean(file), path.Clean(policy)+"/")
 }
 
 func (p Policy) unit(name string) ([]Action, bool) {

@@ -47,6 +47,8 @@ func TestActionsFollowMCORules(t *testing.T) {
 			{Path: "/etc/containers/registries.d", Actions: []Action{{Type: Reload, Unit: "crio.service"}}},
 			{Path: "/etc/containers/registries.d/special.yaml", Actions: []Action{{Type: None}}},
 			{Path: "/etc/nmstate/openshift", Actions: []Action{{Type: None}}},
+			{Path: "/", Actions: []Action{{Type: None}}},
+			{Path: "/etc/slash/", Actions: []Action{{Type: None}}},
 		},
 		Units:  []NamePolicy{{Name: "chronyd.service", Actions: []Action{{Type: Restart, Unit: "chronyd.service"}}}},
 		SSHKey: []Action{{Type: None}},
@@ -72,6 +74,10 @@ func TestActionsFollowMCORules(t *testing.T) {
 		{"a unit policy by exact name", spec(nil, []any{unit("chronyd.service", "a")}), spec(nil, []any{unit("chronyd.service", "b")}), []Action{{Type: Restart, Unit: "chronyd.service"}}},
 		{"ssh keys: the sshkey policy", map[string]any{"config": map[string]any{"passwd": map[string]any{"users": []any{}}}}, map[string]any{"config": map[string]any{"passwd": map[string]any{"users": []any{map[string]any{"name": "core"}}}}}, []Action{{Type: None}}},
 		{"only the Ignition version differs", spec(nil, nil), map[string]any{"config": map[string]any{"ignition": map[string]any{"version": "3.5.0"}, "storage": map[string]any{"files": []any(nil)}, "systemd": map[string]any{"units": []any(nil)}}}, []Action{{Type: None}}},
+		// MCO's IsSubdirectory adds a separator to the cleaned policy path:
+		// "/" becomes "//", which no file path starts with.
+		{"a policy for / covers no file", spec(nil, nil), spec([]any{file("/etc/motd", "x")}, nil), []Action{{Type: Reboot}}},
+		{"a policy path with a trailing slash covers the files under it", spec(nil, nil), spec([]any{file("/etc/slash/a.conf", "x")}, nil), []Action{{Type: None}}},
 		{"a section MCO does not reconcile", spec(nil, nil), map[string]any{"config": map[string]any{"storage": map[string]any{"directories": []any{map[string]any{"path": "/x"}}}}}, []Action{{Type: Reboot}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
