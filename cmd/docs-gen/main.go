@@ -162,7 +162,7 @@ func assetsDoc(cat *catalog.Catalog, rows []row) []byte {
 	}
 	b.WriteString("\n## Disruption\n\n")
 	b.WriteString("A write of a MachineConfig or KubeletConfig makes the Machine Config Operator render a new\n")
-	b.WriteString("configuration for the pool and drain and reboot its nodes one at a time (`reboots pool <name>`,\n")
+	b.WriteString("configuration for the pool and drain and reboot its nodes in turn, `maxUnavailable` at once (`reboots pool <name>`,\n")
 	b.WriteString("unless the cluster's node disruption policy covers the change, below;\n")
 	b.WriteString("the catalog declares it and fails to load when a declaration does not match the kind). See it\n")
 	b.WriteString("before it happens: the DISRUPTION column of `render --output status`, and the summary that ends\n")

@@ -110,7 +110,8 @@ const (
 	// DisruptionNone means nodes keep running; operators reconcile their operands.
 	DisruptionNone Disruption = "none"
 	// DisruptionReboot means the Machine Config Operator renders a new pool
-	// configuration and drains and reboots the pool's nodes, one at a time.
+	// configuration and drains and reboots the pool's nodes, maxUnavailable
+	// at a time (one by default).
 	DisruptionReboot Disruption = "reboot"
 )
 
@@ -125,9 +126,10 @@ var RebootKinds = map[string]bool{"MachineConfig": true, "KubeletConfig": true, 
 var ContainerKinds = map[string]bool{"Namespace": true}
 
 // ExclusivePool is one object per MachineConfigPool, its scope the pools its
-// spec.machineConfigPoolSelector selects, as MCO reads that selector (absent
-// selects nothing, empty every pool). MCO renders each KubeletConfig of a
-// pool into a whole kubelet.conf, and the newest replaces the others'.
+// spec.machineConfigPoolSelector selects, as MCO reads that selector
+// (absent, empty or not valid selects no pool: rendercontext.MCOSelects).
+// MCO renders each KubeletConfig of a pool into a whole kubelet.conf in its
+// own MachineConfig, and the last in name order replaces the others'.
 const ExclusivePool = "pool"
 
 // ExclusiveNodes is one object per node, its scope the nodes its

@@ -257,7 +257,7 @@ func DisruptionSummary(diffs []ObjectDiff, t rendercontext.Topology, impacts map
 		b.WriteString("Disruption: none: no node reboots.\n")
 	} else {
 		sort.Strings(pools)
-		b.WriteString("Disruption: applying reboots nodes. The Machine Config Operator drains and reboots each pool's nodes one at a time:\n")
+		b.WriteString("Disruption: applying reboots nodes. The Machine Config Operator drains and reboots each pool's nodes in turn (maxUnavailable at once):\n")
 	}
 	for _, p := range pools {
 		name := poolLabel(p)

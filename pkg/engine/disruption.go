@@ -143,8 +143,10 @@ func ObjectDisruption(u *unstructured.Unstructured) Disruption {
 }
 
 // RemovalDisruption is what deleting u does to nodes: MCO renders every
-// pool u reaches now without it, so each of them reboots (never lighter:
-// a removed file or unit has no node disruption policy to match). The
+// pool u reaches now without it, so each of them reboots (judged no
+// lighter: MCO would match a removed file against the node disruption
+// policy too, but a removed unit, and an object's files together, are
+// not worth predicting for a deletion a person asked for). The
 // pools come from their selectors, as for a write (PoolsReached), custom
 // pools included; every deletion path reads them here.
 func RemovalDisruption(rc *rendercontext.RenderContext, u *unstructured.Unstructured) Disruption {

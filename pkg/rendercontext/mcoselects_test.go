@@ -1,6 +1,8 @@
 package rendercontext
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"testing"
@@ -14,10 +16,8 @@ import (
 // kubelet_config_controller.go getPoolsForKubeletConfig converts
 // spec.machineConfigPoolSelector with metav1.LabelSelectorAsSelector
 // (nil: labels.Nothing(); an error: the KubeletConfig is not applied) and
-// skips a pool when `selector.Empty() || !selector.Matches(pool labels)`;
-// pkg/controller/render/render_controller.go getMachineConfigsForPool
-// returns no MachineConfig for a pool whose machineConfigSelector is
-// Empty(). LabelSelectorAsSelector gives an Empty() selector for {} and for
+// skips a pool when `selector.Empty() || !selector.Matches(pool labels)`.
+// LabelSelectorAsSelector gives an Empty() selector for {} and for
 // matchLabels/matchExpressions that are both empty.
 func TestMCOSelectsAsMCO(t *testing.T) {
 	worker := labels.Set{"pools.operator.machineconfiguration.openshift.io/worker": "", "custom": "x"}
@@ -113,26 +113,51 @@ func TestPoolOfNodesAsMCO(t *testing.T) {
 	}
 }
 
-// A stray pool with an empty machineConfigSelector takes no
-// MachineConfig (getMachineConfigsForPool), so a worker MachineConfig
-// never waits for it nor counts it as rolled.
-func TestPoolWithAnEmptySelectorIsReachedByNothing(t *testing.T) {
-	pool := func(name string, sel map[string]any) *unstructured.Unstructured {
-		p := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"machineConfigSelector": sel}}}
-		p.SetName(name)
-		return p
-	}
-	rc := &RenderContext{}
-	rc.Pools = []*unstructured.Unstructured{
-		pool("worker", map[string]any{"matchLabels": map[string]any{roleLabel: "worker"}}),
-		pool("stray", map[string]any{}),
-	}
-	mc := &unstructured.Unstructured{Object: map[string]any{"kind": "MachineConfig"}}
-	mc.SetLabels(map[string]string{roleLabel: "worker"})
-	if got := rc.PoolsReached(mc); len(got) != 1 || got[0] != "worker" {
-		t.Fatalf("reached %v", got)
-	}
-	if got := rc.poolsRendering("worker"); len(got) != 1 || got[0] != "worker" {
-		t.Fatalf("rendering %v", got)
+// The table is read from MCO's render controller, not from PoolTakes:
+// machine-config-operator pkg/controller/render/render_controller.go
+// syncMachineConfigPool returns without rendering when
+// reflect.DeepEqual(pool.Spec.MachineConfigSelector, &LabelSelector{})
+// (the SelectingAll event), else converts the selector with
+// metav1.LabelSelectorAsSelector (nil: labels.Nothing(); matchLabels and
+// matchExpressions both empty: labels.Everything(); an error fails the
+// sync) and renders every MachineConfig it lists. A worker MachineConfig
+// reaches the pools MCO renders it into, and waits for those alone.
+func TestPoolTakesAsMCORendersIt(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		selector any // nil: absent
+		want     bool
+	}{
+		{"absent: labels.Nothing()", nil, false},
+		{"{}: equal to LabelSelector{}, nothing rendered", map[string]any{}, false},
+		{"matchLabels null: decodes to LabelSelector{}", map[string]any{"matchLabels": nil}, false},
+		{"matchLabels present and empty: labels.Everything()", map[string]any{"matchLabels": map[string]any{}}, true},
+		{"matchExpressions present and empty: labels.Everything()", map[string]any{"matchExpressions": []any{}}, true},
+		{"the worker role", map[string]any{"matchLabels": map[string]any{roleLabel: "worker"}}, true},
+		{"the master role", map[string]any{"matchLabels": map[string]any{roleLabel: "master"}}, false},
+		{"role in (worker, infra)", map[string]any{"matchExpressions": []any{map[string]any{"key": roleLabel, "operator": "In", "values": []any{"worker", "infra"}}}}, true},
+		{"an operator not valid: the sync fails", map[string]any{"matchExpressions": []any{map[string]any{"key": roleLabel, "operator": "Near"}}}, false},
+	} {
+		stray := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+		stray.SetName("stray")
+		if c.selector != nil {
+			stray.Object["spec"].(map[string]any)["machineConfigSelector"] = c.selector
+		}
+		worker := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"machineConfigSelector": map[string]any{"matchLabels": map[string]any{roleLabel: "worker"}}}}}
+		worker.SetName("worker")
+		rc := &RenderContext{}
+		rc.Pools = []*unstructured.Unstructured{worker, stray}
+		mc := &unstructured.Unstructured{Object: map[string]any{"kind": "MachineConfig"}}
+		mc.SetLabels(map[string]string{roleLabel: "worker"})
+		want := []string{"worker"}
+		if c.want {
+			want = []string{"stray", "worker"}
+		}
+		if got := rc.PoolsReached(mc); !slices.Equal(got, want) {
+			t.Errorf("%s: reached %v, MCO renders it into %v", c.name, got, want)
+		}
+		if got := slices.Sorted(slices.Values(rc.poolsRendering("worker"))); !slices.Equal(got, want) {
+			t.Errorf("%s: pools rendering worker %v, MCO %v", c.name, got, want)
+		}
 	}
 }

@@ -101,7 +101,7 @@ func (rc *RenderContext) poolsRendering(role string) []string {
 	var out []string
 	mc := labels.Set{roleLabel: role}
 	for _, p := range rc.Pools {
-		if MCOSelects(p, mc, "spec", "machineConfigSelector") {
+		if PoolTakes(p, mc) {
 			out = append(out, p.GetName())
 		}
 	}
@@ -225,18 +225,44 @@ func selectorAt(u *unstructured.Unstructured, path ...string) (labels.Selector, 
 	return metav1.LabelSelectorAsSelector(&ls)
 }
 
-// MCOSelects is MCO's one rule for its label selectors, the pool's
-// machineConfigSelector over a MachineConfig's labels and a
-// KubeletConfig's machineConfigPoolSelector over a pool's labels: a
-// selector that is absent, empty or not valid matches nothing, never
-// everything (machine-config-operator pkg/controller/render/
-// render_controller.go getMachineConfigsForPool, and
+// MCOSelects is MCO's rule for a KubeletConfig's (and a
+// ContainerRuntimeConfig's) machineConfigPoolSelector over a pool's
+// labels: a selector that is absent, empty or not valid matches nothing,
+// never everything (machine-config-operator
 // pkg/controller/kubelet-config/kubelet_config_controller.go
 // getPoolsForKubeletConfig: "If a pool with a nil or empty selector creeps
-// in, it should match nothing, not everything").
+// in, it should match nothing, not everything", `selector.Empty()`).
 func MCOSelects(u *unstructured.Unstructured, set labels.Set, path ...string) bool {
 	sel, err := selectorAt(u, path...)
 	return err == nil && !sel.Empty() && sel.Matches(set)
+}
+
+// PoolTakes is MCO's rule for a pool's machineConfigSelector over a
+// MachineConfig's labels, as its render controller applies it
+// (machine-config-operator pkg/controller/render/render_controller.go
+// syncMachineConfigPool): an absent (nil) selector converts to
+// labels.Nothing(); one equal to the empty LabelSelector{} renders nothing
+// (the SelectingAll event); one not valid fails the sync; but one whose
+// matchLabels or matchExpressions is present and empty is not equal to
+// LabelSelector{} and converts to labels.Everything(): every
+// MachineConfig of every role renders into that pool.
+func PoolTakes(pool *unstructured.Unstructured, set labels.Set) bool {
+	raw, found, err := unstructured.NestedFieldNoCopy(pool.Object, "spec", "machineConfigSelector")
+	m, ok := raw.(map[string]any)
+	if err != nil || !found || !ok {
+		return false
+	}
+	present := false
+	for _, k := range []string{"matchLabels", "matchExpressions"} {
+		if v, ok := m[k]; ok && v != nil {
+			present = true
+		}
+	}
+	if !present {
+		return false // LabelSelector{} (a null field decodes to nil too)
+	}
+	sel, err := selectorAt(pool, "spec", "machineConfigSelector")
+	return err == nil && sel.Matches(set)
 }
 
 // PoolsReached names, sorted, the pools whose configuration u changes: for
@@ -254,15 +280,17 @@ func (rc *RenderContext) PoolsReached(u *unstructured.Unstructured) []string {
 		var match bool
 		switch u.GetKind() {
 		case "MachineConfig":
-			match = MCOSelects(p, labels.Set(u.GetLabels()), "spec", "machineConfigSelector")
-		case "KubeletConfig":
+			match = PoolTakes(p, labels.Set(u.GetLabels()))
+		case "KubeletConfig", "ContainerRuntimeConfig":
+			// MCO reads both the same way (getPoolsForKubeletConfig,
+			// getPoolsForContainerRuntimeConfig).
 			match = MCOSelects(u, labels.Set(p.GetLabels()), "spec", "machineConfigPoolSelector")
 		}
 		if match {
 			out = append(out, p.GetName())
 		}
 	}
-	if u.GetKind() == "KubeletConfig" {
+	if u.GetKind() == "KubeletConfig" || u.GetKind() == "ContainerRuntimeConfig" {
 		// MCO renders a KubeletConfig into a MachineConfig of each selected
 		// pool's role, which every pool taking that role's MachineConfigs
 		// (a custom pool taking worker's) renders too.

@@ -50,7 +50,7 @@ func (r *Reporter) rollout(hco, subject *unstructured.Unstructured, d engine.Dis
 			pool, strings.Join(d.Actions, ", "), what))
 		return
 	}
-	msg := fmt.Sprintf("MachineConfigPool %s rolls: the Machine Config Operator drains and reboots its nodes one at a time (%s)", pool, what)
+	msg := fmt.Sprintf("MachineConfigPool %s rolls: the Machine Config Operator drains and reboots its nodes in turn, as many at once as its maxUnavailable allows (%s)", pool, what)
 	if impact != "" {
 		msg += "; " + impact
 	}

@@ -3,8 +3,8 @@ package tombstone
 import (
 	"context"
 	"testing"
-	"time"
 	"testing/fstest"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
