@@ -74,6 +74,7 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 			op = gate.Recreate
 		}
 		w := gate.ForDecision(d, op, res.Drift, nil)
+		res.Disruption = &w.Disruption
 		v := s.Gate.Judge(rc, w)
 		if !v.Go {
 			return held(res, v)
@@ -97,6 +98,7 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 	var certain bool
 	res.Opponents, certain = opponents(d.Live, diff)
 	w := gate.ForDecision(d, gate.Correct, diff, res.Opponents)
+	res.Disruption = &w.Disruption
 	if v, spent := s.Gate.Spent(w); spent {
 		return held(res, v)
 	}

@@ -49,10 +49,10 @@ func newImpacts(r client.Reader, now func() time.Time) *impacts {
 func needsImpact(d *engine.Decision, res engine.Result) bool {
 	switch res.Outcome {
 	case engine.Applied, engine.Deleted, engine.Staged, engine.Settling:
-		if res.Outcome != engine.Deleted && d.Live != nil && len(res.Drift) > 0 && !engine.ReachesNodes(res.Drift) && !d.MovesPools {
+		if res.Disruption == nil && res.Outcome != engine.Deleted && d.Live != nil && len(res.Drift) > 0 && !engine.ReachesNodes(res.Drift) && !d.MovesPools {
 			return false // a correction of metadata alone rolls nothing
 		}
-		dis := engine.DisruptionOf(d)
+		dis := engine.Judged(d, res) // as the gate judged it, when it did
 		return dis.Reboot && len(dis.Rolled()) > 0
 	}
 	return false
@@ -88,12 +88,12 @@ func (m *impacts) count(ctx context.Context, rc *rendercontext.RenderContext, po
 func (m *impacts) annotate(ctx context.Context, ws []rollingWrite) {
 	fresh := map[string]bool{}
 	for _, w := range ws {
-		key := strings.Join(engine.DisruptionOf(w.d).Rolled(), ",")
+		key := strings.Join(engine.Judged(w.d, w.res).Rolled(), ",")
 		fresh[key] = fresh[key] || w.fresh || w.res.Outcome == engine.Applied || w.res.Outcome == engine.Deleted
 	}
 	counted := map[string]string{}
 	for i := range ws {
-		pools := engine.DisruptionOf(ws[i].d).Rolled()
+		pools := engine.Judged(ws[i].d, ws[i].res).Rolled()
 		key := strings.Join(pools, ",")
 		text, ok := counted[key]
 		if !ok {

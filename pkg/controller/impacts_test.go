@@ -71,3 +71,24 @@ func TestImpactsListOnlyWhenARolloutIsPending(t *testing.T) {
 		t.Fatalf("after the TTL the VMIs are read again (%d)", r.n)
 	}
 }
+
+// The impact is said for what the gate judged the write does, not for a
+// second reading of the decision: a correction of labels alone that also
+// deletes the object it replaces reboots; one the gate judged to reach no
+// node does not.
+func TestImpactFollowsTheJudgedDisruption(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetKind("MachineConfig")
+	u.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": "worker"})
+	d := &engine.Decision{Asset: &catalog.Asset{Name: "a", Disruption: catalog.DisruptionReboot}, Rendered: u, Live: u}
+	reboots := engine.Disruption{Reboot: true, Pool: "worker", Pools: []string{"worker"}}
+	if !needsImpact(d, engine.Result{Outcome: engine.Applied, Drift: []string{"/metadata/labels/x"}, Disruption: &reboots}) {
+		t.Fatal("a metadata correction the gate judged a reboot (it deletes the object it replaces) rolls the pool")
+	}
+	if needsImpact(d, engine.Result{Outcome: engine.Applied, Drift: []string{"/spec/config"}, Disruption: &engine.Disruption{}}) {
+		t.Fatal("a write the gate judged to reach no node rolls nothing")
+	}
+	if !needsImpact(d, engine.Result{Outcome: engine.Applied, Drift: []string{"/spec/config"}}) {
+		t.Fatal("nothing judged: the decision's own disruption")
+	}
+}

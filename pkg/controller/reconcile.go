@@ -165,6 +165,7 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 		return res
 	}
 	w := gate.ForRemoval(fresh, gate.SwitchOff, d.Asset.Name, live, d.ReportOnly)
+	res.Disruption = &w.Disruption
 	v := r.gate.Judge(fresh, w)
 	if !v.Go {
 		// Deleting a MachineConfig rolls its pools like any write: the
@@ -211,6 +212,7 @@ func (r *Reconciler) replaced(ctx context.Context, d *engine.Decision, res engin
 			return res
 		}
 		w = gate.ForRemoval(fresh, gate.Supersede, d.Asset.Name, old, d.ReportOnly)
+		res.Disruption = &w.Disruption
 		if v = r.gate.Judge(fresh, w); !v.Go {
 			res.Outcome, res.RetryAfter = v.Outcome, v.RetryAfter
 			res.Reason = fmt.Sprintf("%s, which it replaces, waits to be deleted: %s", engine.ObjectKey(old), v.Reason)

@@ -304,4 +304,17 @@ type Result struct {
 	// Object is the server's copy after a write.
 	Object *unstructured.Unstructured
 	Err    error
+	// Disruption is what the gate judged the write (or deletion) does to
+	// nodes, nil when nothing was judged: reports say what was judged,
+	// never a second computation of it (Judged).
+	Disruption *Disruption
+}
+
+// Judged is what res's write does to nodes: as the gate judged it, else
+// (nothing judged: a report of a decision alone) as d declares it.
+func Judged(d *Decision, res Result) Disruption {
+	if res.Disruption != nil {
+		return *res.Disruption
+	}
+	return DisruptionOf(d)
 }

@@ -36,9 +36,12 @@ const (
 	sharedMerge  path = "shared merge"
 	switchOff    path = "switch-off delete"
 	tombstoneDel path = "tombstone delete"
+	// supersede: the replaced object deleted on its own, its replacement
+	// already in place (an earlier deletion failed).
+	supersede path = "superseded delete"
 )
 
-var paths = []path{create, recreate, correctSpec, correctMeta, sharedMerge, switchOff, tombstoneDel}
+var paths = []path{create, recreate, correctSpec, correctMeta, sharedMerge, switchOff, tombstoneDel, supersede}
 
 type kind string
 
@@ -85,7 +88,7 @@ func oracle(p path, k kind, s state) engine.Outcome {
 	if s == reportOnly {
 		return engine.Drifted // nothing is ever written or deleted
 	}
-	deletes := p == switchOff || p == tombstoneDel
+	deletes := p == switchOff || p == tombstoneDel || p == supersede
 	// Creation and deletion always reboot a MachineConfig's pools; a
 	// restart-only policy covers corrections only; metadata reaches no node.
 	reachesNodes := k != none && (p == create || p == recreate || deletes || ((p == correctSpec || p == sharedMerge) && k == reboot))
@@ -227,12 +230,12 @@ func write(p path, k kind, s state, rc *rendercontext.RenderContext) gate.Write 
 	if k != none {
 		asset.Disruption = catalog.DisruptionReboot
 	}
-	if p == switchOff || p == tombstoneDel {
+	if p == switchOff || p == tombstoneDel || p == supersede {
 		name := asset.Name
 		if p == tombstoneDel {
 			name = ""
 		}
-		return gate.ForRemoval(rc, map[path]gate.Op{switchOff: gate.SwitchOff, tombstoneDel: gate.Tombstone}[p], name, obj, s == reportOnly)
+		return gate.ForRemoval(rc, map[path]gate.Op{switchOff: gate.SwitchOff, tombstoneDel: gate.Tombstone, supersede: gate.Supersede}[p], name, obj, s == reportOnly)
 	}
 	d := &engine.Decision{Asset: asset, Verdict: engine.VerdictIncluded, Rendered: obj, Desired: obj, ReportOnly: s == reportOnly}
 	if k != none {

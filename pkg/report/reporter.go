@@ -203,13 +203,18 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 			reason = "DriftCorrected"
 		}
 		r.event(hco, subject, corev1.EventTypeNormal, reason, res.Reason)
-		if d.Live == nil || engine.ReachesNodes(res.Drift) || d.MovesPools {
+		switch {
+		case res.Disruption != nil:
+			// As the gate judged it (labels alone reach no node unless
+			// they move the object; a replaced object's deletion does).
+			r.rollout(hco, subject, *res.Disruption, res.Reason, res.Impact)
+		case d.Live == nil || engine.ReachesNodes(res.Drift) || d.MovesPools:
 			// Labels and annotations do not reach a node; spec does.
 			r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason, res.Impact)
 		}
 	case engine.Deleted:
 		r.event(hco, subject, corev1.EventTypeNormal, "Deleted", res.Reason)
-		r.rollout(hco, subject, engine.DisruptionOf(d), res.Reason, res.Impact)
+		r.rollout(hco, subject, engine.Judged(d, res), res.Reason, res.Impact)
 	case engine.Retained:
 		r.eventOnce(owner, hco, subject, corev1.EventTypeWarning, "Retained", fmt.Sprintf("asset %s: %s", name, res.Reason))
 	case engine.Throttled:
