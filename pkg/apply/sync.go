@@ -41,10 +41,29 @@ type Syncer struct {
 	Client client.Client
 	Gate   *gate.Gate
 
+	// Now is the clock of the cache's lag (nil: time.Now).
+	Now func() time.Time
+
 	mu       sync.Mutex
 	verified map[string]string // object identity -> uid/resourceVersion/desired hash proven in sync
 	created  map[string]bool   // objects this process created or saw live
+	// wrote is each object's last write while the cache may not show it
+	// yet: safe to lose (a restart at worst sends the same write once,
+	// which the server answers without a change).
+	wrote map[string]written
 }
+
+// written is one write: the resourceVersion the cache showed before it
+// ("" absent), the server's after it, and when.
+type written struct {
+	before, after string
+	at            time.Time
+}
+
+// CacheLag bounds how long the cache may still show an object as it was
+// before the autopilot's own write: within it that write is trusted (no
+// second write, no second report of it), after it the cache is.
+const CacheLag = 10 * time.Second
 
 // NamespaceRetry is how soon an object whose namespace is missing is tried again.
 var NamespaceRetry = time.Minute
@@ -64,6 +83,11 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 		return engine.Reported(d)
 	}
 	id := engine.Identity(d.Desired)
+	if left, lagging := s.lagging(id, d.Live); lagging {
+		// Its own write, not in the cache yet: judged again once it is
+		// (the write's watch event, or this retry).
+		return engine.Result{Outcome: engine.Unchanged, RetryAfter: left}
+	}
 	if d.Live == nil {
 		res := engine.Result{Drift: []string{"(object absent)"}}
 		op := gate.Create
@@ -173,6 +197,11 @@ func (s *Syncer) apply(ctx context.Context, d *engine.Decision, res engine.Resul
 		return s.failed(res, w, v, "server-side apply", obj, err)
 	}
 	res.Outcome, res.Object = engine.Applied, obj
+	before := ""
+	if d.Live != nil {
+		before = d.Live.GetResourceVersion()
+	}
+	s.recordWrite(engine.Identity(d.Desired), before, obj.GetResourceVersion())
 	if d.Live != nil && obj.GetResourceVersion() == d.Live.GetResourceVersion() {
 		// The server changed nothing: a verdict we believed certain was
 		// not. Remember it like a dry-run's, so it is never repeated; no
@@ -197,7 +226,47 @@ func (s *Syncer) Forget(key string) {
 	s.mu.Lock()
 	delete(s.verified, key)
 	delete(s.created, key)
+	delete(s.wrote, key)
 	s.mu.Unlock()
+}
+
+// lagging says whether live (nil: absent) is the cache's copy from before
+// this process's own write of key, within CacheLag: how long it may still
+// lag. The cache showing the write, another version, or the lag being
+// over ends it.
+func (s *Syncer) lagging(key string, live *unstructured.Unstructured) (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.wrote[key]
+	if !ok {
+		return 0, false
+	}
+	rv := ""
+	if live != nil {
+		rv = live.GetResourceVersion()
+	}
+	left := CacheLag - s.now().Sub(w.at)
+	if rv == w.before && w.after != "" && w.after != w.before && left > 0 {
+		return left, true
+	}
+	delete(s.wrote, key)
+	return 0, false
+}
+
+func (s *Syncer) recordWrite(key, before, after string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wrote == nil {
+		s.wrote = map[string]written{}
+	}
+	s.wrote[key] = written{before: before, after: after, at: s.now()}
+}
+
+func (s *Syncer) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 func (s *Syncer) wasCreated(key string) bool {

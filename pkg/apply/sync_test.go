@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"strings"
 	"testing"
@@ -237,5 +238,42 @@ func TestSyncFailureSpendsNoBudget(t *testing.T) {
 		if st := g.ThrottleState("ConfigMap/ns/cm"); st.Tokens < 0.99 || st.Throttled {
 			t.Fatalf("%v: failed writes spent the budget: %+v", failure, st)
 		}
+	}
+}
+
+// The autopilot's own write, not yet in the cache (a reconcile that
+// started before the watch delivered it), is neither sent again nor
+// reported again, nor taken for someone deleting or changing it; once the
+// lag is over the cache is the truth again.
+func TestSyncTrustsItsOwnWriteWhileTheCacheLags(t *testing.T) {
+	rv := 0
+	srv := &server{answer: func(_ bool, sent *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		rv++
+		out := sent.DeepCopy()
+		out.SetResourceVersion(fmt.Sprint(rv))
+		return out, nil
+	}}
+	now := time.Unix(0, 0)
+	g := gate.New(gate.Config{Throttle: throttle.Config{Burst: 3, Refill: time.Hour}})
+	s := &apply.Syncer{Client: srv.client(), Gate: g, Now: func() time.Time { return now }}
+	if res := s.Sync(context.Background(), noFacts, decision(nil, "v")); res.Outcome != engine.Applied {
+		t.Fatalf("%+v", res)
+	}
+	res := s.Sync(context.Background(), noFacts, decision(nil, "v")) // the cache still says absent
+	if res.Outcome != engine.Unchanged || res.RetryAfter != apply.CacheLag || len(srv.calls) != 1 {
+		t.Fatalf("its own create, not yet in the cache: %+v, calls %v", res, srv.calls)
+	}
+	if st := g.ThrottleState("ConfigMap/ns/cm"); st.Tokens != 3 {
+		t.Fatalf("no budget spent on its own write: %+v", st)
+	}
+	// The cache shows it: the cache is the truth (a correction of an edit
+	// made since goes).
+	if res := s.Sync(context.Background(), noFacts, decision(liveCM("edited", "1", kubectlOwnsK), "v")); res.Outcome != engine.Applied {
+		t.Fatalf("an edit after its own write: %+v", res)
+	}
+	// A deletion seen after the lag is a deletion.
+	now = now.Add(apply.CacheLag)
+	if res := s.Sync(context.Background(), noFacts, decision(nil, "v")); res.Outcome != engine.Applied || len(srv.calls) != 3 {
+		t.Fatalf("absent after the lag: %+v, calls %v", res, srv.calls)
 	}
 }

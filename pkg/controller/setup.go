@@ -146,7 +146,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		reader:    reader,
 		report:    report.New(mgr.GetEventRecorder(annotations.FieldManager)),
 		evaluator: &engine.Evaluator{Renderer: opts.Renderer},
-		syncer:    &apply.Syncer{Client: mgr.GetClient(), Gate: g},
+		syncer:    &apply.Syncer{Client: mgr.GetClient(), Gate: g, Now: opts.Now},
 		reaper:    &tombstone.Reaper{Cache: reader, Reader: reader.Direct(), Writer: mgr.GetClient(), Watched: reader.Watching, Backoff: g},
 		writer:    mgr.GetClient(),
 		gate:      g,
