@@ -78,13 +78,24 @@ func pacingSpecs(ctx context.Context) {
 		}
 		requests.before.Store(&record)
 		DeferCleanup(func() { requests.before.Store(nil) })
-		for range 15 {
+		count := func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(tries)
+		}
+		pokes := 0
+		for pokes < 15 || count() < 3 {
+			// At least three tries (two gaps, so growth is judged),
+			// bounded: 1 s + 2 s + 4 s of backoff come well within it.
+			Expect(pokes).To(BeNumerically("<", 400), "three tries of the refused create (%d so far)", count())
 			rv := poke()
 			reconciledAt(rv)
+			pokes++
 		}
 		requests.before.Store(nil)
 		mu.Lock()
 		defer mu.Unlock()
+		Expect(len(tries)).To(BeNumerically("<=", pokes/2), "tried on its backoff, not on each of %d reconciles", pokes)
 		var gaps []time.Duration
 		for i := 1; i < len(tries); i++ {
 			gaps = append(gaps, tries[i].Sub(tries[i-1]))
