@@ -307,8 +307,11 @@ func runInvariantSequence(ctx context.Context, seed uint64) {
 		want := w.kdExists
 		switch {
 		case excludesKD[w.excl] || state == "":
-			// Excluded, or a switch not understood: left exactly as it was.
+			// Excluded, or a switch not understood: left exactly as it was,
+			// judged both on the object and on the request log (a write
+			// before kdBefore was read would be its baseline).
 			Expect(kdVersion()).To(Equal(kdBefore), "%s: an object left alone is unchanged", ctxMsg)
+			Expect(writesTo(requests.since(mark), "/kubedeschedulers")).To(BeEmpty(), "%s: the autopilot wrote an object it must leave alone", ctxMsg)
 		case state == "on":
 			want = true
 		default:
@@ -389,6 +392,18 @@ func runInvariantSequence(ctx context.Context, seed uint64) {
 
 // nodeWrites are the writes in reqs (dry runs aside) to MachineConfigs and
 // KubeletConfigs: each makes MCO render, and a spec change rolls a pool.
+// writesTo lists the autopilot's writes (dry runs left out) to a path
+// containing resource.
+func writesTo(reqs []string, resource string) []string {
+	var out []string
+	for _, r := range writes(reqs) {
+		if !strings.HasSuffix(r, "(dry-run)") && strings.Contains(r, resource) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func nodeWrites(reqs []string) []string {
 	var out []string
 	for _, r := range writes(reqs) {
