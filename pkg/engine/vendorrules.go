@@ -62,8 +62,8 @@ var VendorRules = []VendorRule{
 		ProvenBy:   "TestActionsFollowMCORules, TestActionsInvariants, TestClusterPolicy",
 	},
 	{
-		Rule:       "the kubelet starts with the memory manager's Static policy only when reservedMemory summed over NUMA nodes equals systemReserved + kubeReserved + the hard eviction threshold",
-		Source:     "kubernetes/kubernetes `pkg/kubelet/cm/memorymanager/memory_manager.go` `validateReservedMemory`; `pkg/kubelet/cm/node_container_manager_linux.go` `GetNodeAllocatableReservation`; `pkg/kubelet/eviction/defaults_linux.go`",
+		Rule:       "the kubelet starts with the memory manager's Static policy only when reservedMemory summed over NUMA nodes equals systemReserved + kubeReserved + the hard eviction threshold; a KubeletConfig without systemReserved memory gets the node's own (1Gi up to 4.20, sized per node from 4.21), never 0",
+		Source:     "kubernetes/kubernetes `pkg/kubelet/cm/memorymanager/memory_manager.go` `validateReservedMemory`; `pkg/kubelet/cm/node_container_manager_linux.go` `GetNodeAllocatableReservation`; `pkg/kubelet/eviction/defaults_linux.go`; openshift/machine-config-operator `pkg/controller/kubelet-config/helpers.go` `createNewKubeletDynamicSystemReservedIgnition` and the kubelet template's `--system-reserved`",
 		EnforcedBy: "`pkg/reservation.Check`",
 		ProvenBy:   "TestCheck",
 	},

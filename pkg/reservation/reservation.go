@@ -100,7 +100,8 @@ var DefaultEvictionSignals = map[string]string{
 //     (DefaultEvictionSignals): one left out is never evicted on;
 //   - with memoryManagerPolicy Static, the reservedMemory sum equals
 //     kubeReserved + systemReserved + evictionHard memory.available, and
-//     systemReserved is not auto-sized (the sum could not be known).
+//     systemReserved memory is set and not auto-sized (the sum could not
+//     be known otherwise).
 func Check(spec map[string]any) error {
 	autoSizing, _ := spec["autoSizingReserved"].(bool)
 	kc, _ := spec["kubeletConfig"].(map[string]any)
@@ -125,6 +126,13 @@ func Check(spec map[string]any) error {
 	}
 	if autoSizing {
 		return errors.New("memoryManagerPolicy Static with autoSizingReserved: systemReserved is computed per node, so no fixed reservedMemory can equal the reservation and the kubelet would not start")
+	}
+	if sr, _ := kc["systemReserved"].(map[string]any); sr["memory"] == nil {
+		// Without it the node decides: MCO's kubelet template reserves
+		// 1Gi up to 4.20 and sizes it per node from 4.21 on workers
+		// (createNewKubeletDynamicSystemReservedIgnition, the node-sizing
+		// script). Unknown never counts as 0.
+		return errors.New("memoryManagerPolicy Static without systemReserved memory: the node reserves its own (1Gi, or sized per node from OpenShift 4.21), so no fixed reservedMemory can be known to equal the reservation; set systemReserved memory")
 	}
 	want := quantityAt(kc, "kubeReserved", "memory")
 	want.Add(systemReserved)

@@ -40,11 +40,15 @@ func TestCheck(t *testing.T) {
 		"sum without system reserved":     {spec(false, static("1Gi", "1Gi", "100Mi", "1124Mi")), "sums to 1124Mi"},
 		"kubelet default eviction":        {spec(false, static("1Gi", "1Gi", "", "2148Mi")), ""},
 		"split over two NUMA nodes": {spec(false, map[string]any{
-			"memoryManagerPolicy": "Static", "kubeReserved": map[string]any{"memory": "1Gi"},
+			"memoryManagerPolicy": "Static", "kubeReserved": map[string]any{"memory": "1Gi"}, "systemReserved": map[string]any{"memory": "1Gi"},
 			"reservedMemory": []any{
-				map[string]any{"numaNode": int64(0), "limits": map[string]any{"memory": "524Mi"}},
-				map[string]any{"numaNode": int64(1), "limits": map[string]any{"memory": "600Mi"}},
+				map[string]any{"numaNode": int64(0), "limits": map[string]any{"memory": "1048Mi"}},
+				map[string]any{"numaNode": int64(1), "limits": map[string]any{"memory": "1100Mi"}},
 			}}), ""},
+		// No systemReserved: the node reserves its own, 1Gi up to 4.20 (MCO's
+		// kubelet template) or sized per node from 4.21 (the node-sizing
+		// script): never 0, and not known here.
+		"Static without systemReserved": {spec(false, static("1Gi", "", "100Mi", "1124Mi")), "without systemReserved memory"},
 		"auto-sizing with system reserved": {spec(true, map[string]any{"systemReserved": map[string]any{"memory": "1Gi"}}), "MCO rejects"},
 		"no memory manager, auto-sizing":   {spec(true, map[string]any{"maxPods": int64(500)}), ""},
 		// A map replaces the kubelet's defaults whole: a signal left out
