@@ -13,6 +13,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
 // pass is one reconcile's walk of the catalog: what it has learned so far
@@ -30,6 +31,21 @@ type pass struct {
 	retry time.Duration
 	// rolling are the writes that reboot a pool, reported after the walk.
 	rolling []rollingWrite
+	// results are each asset's decision and result this pass (the
+	// carriers of tombstones are judged on them).
+	results map[string]stepResult
+	// carried are the tombstones an asset's write carries; reaped every
+	// tombstone's result this pass, reported once.
+	carried []tombstone.Tombstone
+	reaped  []tombstone.Result
+	// reaping: the tombstones phase ran (not paused, not report-only).
+	reaping bool
+}
+
+// stepResult is one asset's decision and what came of it this pass.
+type stepResult struct {
+	d   *engine.Decision
+	res engine.Result
 }
 
 // plan is the plan and gate-and-write phases: the golden config is
@@ -113,6 +129,10 @@ func (p *pass) step(d *engine.Decision, rc *rendercontext.RenderContext) engine.
 		res.RetryAfter = minPositive(res.RetryAfter, r.opts.UnwatchedPoll)
 	}
 	p.retry = minPositive(p.retry, res.RetryAfter)
+	if p.results == nil {
+		p.results = map[string]stepResult{}
+	}
+	p.results[d.Asset.Name] = stepResult{d, res}
 	return res
 }
 
@@ -132,6 +152,7 @@ func (p *pass) watch(d *engine.Decision, rc *rendercontext.RenderContext) {
 // HCO inputs not acted on, and the fleet status.
 func (p *pass) report(eval engine.Evaluation) {
 	r, ctx := p.r, p.ctx
+	p.reportTombstones()
 	r.impacts.annotate(ctx, p.rolling)
 	for _, w := range p.rolling {
 		r.report.Asset(ctx, p.hco, w.d, w.res)

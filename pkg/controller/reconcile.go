@@ -12,7 +12,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -24,13 +23,13 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
-	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
 // Reconcile converges every asset, in named phases: facts, tombstones,
 // plan (the HCO first, then every asset from the effective HCO), gate and
-// write (each decision's write or delete, judged by the gate), report,
-// watches. It reads only the caches; it writes only when something
+// write (each decision's write or delete, judged by the gate; then the
+// tombstones whose settings an asset carries now, with its write),
+// report, watches. It reads only the caches; it writes only when something
 // drifted. It never returns an error: a failing asset is retried on its
 // own backoff, so it cannot change the timing of the others (throttle
 // refills, polls, the resync).
@@ -47,9 +46,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	act := engine.ActivationOf(rc, r.opts.Catalog)
 	p.act = act
 	r.report.Activation(ctx, p.hco, act)
-	rc = r.tombstones(ctx, rc, act, p.intent, &p.retry)
+	rc = p.tombstones(rc, act)
 	p.want = clusterread.FactWatches(rc)
 	eval := p.plan(rc)
+	p.carriedTombstones(act)
 	p.report(eval)
 	return r.finish(ctx, rc, p.hco.GetResourceVersion(), p.want, p.retry)
 }
@@ -250,67 +250,12 @@ func (r *Reconciler) replaced(ctx context.Context, d *engine.Decision, res engin
 	return res
 }
 
-// deletedBy reports the objects tombstones just deleted.
-func deletedBy(results []tombstone.Result) func(*unstructured.Unstructured) bool {
-	gone := map[string]bool{}
-	for _, t := range results {
-		if t.Deleted {
-			gone[engine.Identity(t.Tombstone.Object)] = true
-		}
-	}
-	return func(o *unstructured.Unstructured) bool { return gone[engine.Identity(o)] }
-}
-
 // facts reads the render context's inputs from the caches, with the
 // operand images the autopilot's Deployment gives (Options.Images).
 func (r *Reconciler) facts(ctx context.Context) (rendercontext.Facts, error) {
 	f, err := r.reader.Facts(ctx)
 	f.Images = r.opts.Images
 	return f, err
-}
-
-// tombstones reaps the objects earlier releases created and this one no
-// longer ships, and returns the context without what it deleted; retry
-// takes the soonest time a held deletion asks to be looked at again.
-func (r *Reconciler) tombstones(ctx context.Context, rc *rendercontext.RenderContext, act engine.Activation, intent *freshIntent, retry *time.Duration) *rendercontext.RenderContext {
-	if !act.All() || act.ReportOnly {
-		// A paused or partial autopilot leaves everything as it is (the
-		// deletion Guard refuses too, on the fresh HCO as well).
-		return rc
-	}
-	results := r.reaper.Reap(ctx, r.opts.Tombstones, engine.GuardFor(rc), intent.guard, func(live *unstructured.Unstructured) (engine.Disruption, string, bool) {
-		// Judged on the HCO as the API server has it now (the Guard's
-		// confirm just read it): a window just added holds. Deleting an
-		// old MachineConfig rolls every pool it reaches: the gate judges
-		// it like any write.
-		fresh, err := intent.context(ctx)
-		if err != nil {
-			return engine.ObjectDisruption(live), err.Error(), true // unknown intent never deletes
-		}
-		w := gate.ForRemoval(fresh, gate.Tombstone, "", live, false)
-		v := r.gate.Judge(fresh, w)
-		if !v.Go {
-			*retry = minPositive(*retry, v.RetryAfter)
-		}
-		return w.Disruption, v.Reason, !v.Go
-	})
-	for i, t := range results {
-		if t.Status == tombstone.Error {
-			*retry = minPositive(*retry, t.RetryAfter)
-			if gate.IsRefusal(t.Err) && !strings.HasPrefix(t.Reason, "the API server refused") {
-				// Refused on its merits: a person must act (a lost verb,
-				// an admission policy); tried again on its backoff.
-				results[i].Reason = "the API server refused the tombstone delete of " + engine.ObjectKey(t.Tombstone.Object) + ": " + t.Reason
-			}
-		}
-		// What the rollout does to the VMs of every pool it reaches,
-		// counted afresh when the deletion is sent.
-		if dis := t.Disruption; dis.Reboot && len(dis.Rolled()) > 0 {
-			results[i].Impact = r.impacts.count(ctx, rc, dis.Rolled(), t.Deleted)
-		}
-	}
-	r.report.Tombstones(ctx, rc.HCOObject(), results)
-	return rc.WithoutPeers(deletedBy(results))
 }
 
 func (r *Reconciler) now() time.Time {

@@ -48,7 +48,7 @@ func TestCheck(t *testing.T) {
 		// No systemReserved: the node reserves its own, 1Gi up to 4.20 (MCO's
 		// kubelet template) or sized per node from 4.21 (the node-sizing
 		// script): never 0, and not known here.
-		"Static without systemReserved": {spec(false, static("1Gi", "", "100Mi", "1124Mi")), "without systemReserved memory"},
+		"Static without systemReserved":    {spec(false, static("1Gi", "", "100Mi", "1124Mi")), "without systemReserved memory"},
 		"auto-sizing with system reserved": {spec(true, map[string]any{"systemReserved": map[string]any{"memory": "1Gi"}}), "MCO rejects"},
 		"no memory manager, auto-sizing":   {spec(true, map[string]any{"maxPods": int64(500)}), ""},
 		// A map replaces the kubelet's defaults whole: a signal left out

@@ -24,11 +24,19 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
 
+// CarriedByAnnotation, on a tombstone manifest, names the catalog asset
+// whose object carries the obsolete object's settings now: the deletion
+// goes with that asset's write (or once its object is in place), so the
+// pool rolls once, never without the settings in between.
+const CarriedByAnnotation = "platform.kubevirt.io/carried-by"
+
 // Tombstone names one obsolete object.
 type Tombstone struct {
 	Release string                     `json:"release"`
 	Path    string                     `json:"path"`
 	Object  *unstructured.Unstructured `json:"-"`
+	// CarriedBy is the asset that carries its settings now ("" none).
+	CarriedBy string `json:"carriedBy,omitempty"`
 }
 
 // Key is the object's identity (engine.Identity).
@@ -57,7 +65,7 @@ func Load(fsys fs.FS, dir string) ([]Tombstone, error) {
 			return fmt.Errorf("tombstone %s: metadata.name is required", p)
 		}
 		rel := strings.TrimPrefix(path.Dir(p), dir+"/")
-		out = append(out, Tombstone{Release: rel, Path: p, Object: u})
+		out = append(out, Tombstone{Release: rel, Path: p, Object: u, CarriedBy: u.GetAnnotations()[CarriedByAnnotation]})
 		return nil
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })

@@ -2,6 +2,7 @@ package tombstone
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubevirt/virt-platform-autopilot/assets"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
 
@@ -118,5 +121,37 @@ func TestReapFailureWaitsForItsBackoff(t *testing.T) {
 	r.Reader, r.Cache = &countingReader{}, &countingReader{}
 	if res := r.Reap(context.Background(), ts, engine.Guard{}, nil, nil); res[0].Status != Gone {
 		t.Fatalf("after the backoff: %+v", res[0])
+	}
+}
+
+// The shipped tombstones load, and a carried one names its carrier.
+func TestShippedTombstonesNameTheirCarriers(t *testing.T) {
+	ts, err := Load(assets.FS, assets.TombstonesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Load(assets.FS, assets.CatalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	carried := 0
+	for _, tb := range ts {
+		for _, name := range strings.Split(tb.CarriedBy, ",") {
+			if name = strings.TrimSpace(name); name == "" {
+				continue
+			}
+			carried++
+			a, ok := cat.Get(name)
+			if !ok {
+				t.Errorf("%s: carried by %q, which is not in the catalog", tb.Path, name)
+				continue
+			}
+			if a.Component != tb.Object.GetKind() && !(a.Component == "MachineConfig" && tb.Object.GetKind() == "KubeletConfig") {
+				t.Errorf("%s: carried by %s, a %s", tb.Path, name, a.Component)
+			}
+		}
+	}
+	if carried == 0 {
+		t.Fatal("no shipped tombstone is carried by an asset")
 	}
 }

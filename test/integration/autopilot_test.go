@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -353,6 +354,70 @@ var _ = Describe("Autopilot", Ordered, func() {
 		poke()
 		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", old) }).Should(BeNil())
 		Eventually(func() int { return len(events("TombstoneDeleted", old)) }).Should(BeNumerically(">", 0))
+	})
+
+	It("deletes an earlier release's KubeletConfig with the write of the one that carries its settings now, never before it", func() {
+		requireVendorCRDs()
+		const oldKC, ourKC, admin = "kubevirt-worker-cpu-manager", "kubevirt-kubelet-worker", "carried-admin-tuning"
+		poolGVK := mcGVK.GroupVersion().WithKind("MachineConfigPool")
+		installCRD(ctx, readCRD(filepath.Join(vendorDir(), "openshift", "machineconfigpool-crd.yaml")))
+		if get(poolGVK, "", "worker") == nil {
+			pool := newObj(poolGVK, "", "worker")
+			pool.SetLabels(map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": ""})
+			Expect(unstructured.SetNestedField(pool.Object, map[string]any{"matchLabels": map[string]any{"machineconfiguration.openshift.io/role": "worker"}}, "spec", "machineConfigSelector")).To(Succeed())
+			Expect(unstructured.SetNestedField(pool.Object, map[string]any{"matchLabels": map[string]any{"node-role.kubernetes.io/worker": ""}}, "spec", "nodeSelector")).To(Succeed())
+			Expect(k8s.Create(ctx, pool)).To(Succeed())
+		}
+		setPoolState(ctx, "worker", false)
+		Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Unchanged))
+		selectWorker := map[string]any{"matchLabels": map[string]any{"pools.operator.machineconfiguration.openshift.io/worker": ""}}
+
+		// The carrier cannot write: an admin's KubeletConfig holds the pool.
+		adminKC := newObj(kcGVK, "", admin)
+		Expect(unstructured.SetNestedField(adminKC.Object, selectWorker, "spec", "machineConfigPoolSelector")).To(Succeed())
+		Expect(unstructured.SetNestedField(adminKC.Object, map[string]any{"maxPods": int64(300)}, "spec", "kubeletConfig")).To(Succeed())
+		Expect(k8s.Create(ctx, adminKC)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, get(kcGVK, "", admin)))).To(Succeed()) })
+		Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Conflict))
+		// A cluster as an earlier release left it: its per-feature
+		// KubeletConfig, not yet the per-pool one.
+		Expect(k8s.Delete(ctx, get(kcGVK, "", ourKC))).To(Succeed())
+		old := newObj(kcGVK, "", oldKC)
+		old.SetLabels(map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue})
+		Expect(unstructured.SetNestedField(old.Object, selectWorker, "spec", "machineConfigPoolSelector")).To(Succeed())
+		Expect(unstructured.SetNestedField(old.Object, map[string]any{"cpuManagerPolicy": "static", "cpuManagerReconcilePeriod": "5s"}, "spec", "kubeletConfig")).To(Succeed())
+		Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(old), client.FieldOwner(annotations.FieldManager))).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, newObj(kcGVK, "", oldKC)))).To(Succeed()) })
+
+		deletes := func(mark int) (kc, oldDeleted int) {
+			for i, r := range requests.since(mark) {
+				switch {
+				case strings.HasSuffix(r, "/kubeletconfigs/"+ourKC) && !strings.HasPrefix(r, "GET") && !strings.HasSuffix(r, "(dry-run)") && kc == 0:
+					kc = i + 1
+				case r == "DELETE /apis/machineconfiguration.openshift.io/v1/kubeletconfigs/"+oldKC && oldDeleted == 0:
+					oldDeleted = i + 1
+				}
+			}
+			return kc, oldDeleted
+		}
+		mark := requests.mark()
+		reconciledAt(poke())
+		reconciledAt(poke())
+		Expect(get(kcGVK, "", oldKC)).NotTo(BeNil(), "its carrier cannot write: the old KubeletConfig stays, the pool keeps its settings")
+		_, deleted := deletes(mark)
+		Expect(deleted).To(BeZero())
+		Eventually(func() int { return len(events("TombstoneSkipped", "asset kubelet-worker")) }).Should(BeNumerically(">", 0), "the wait is said, naming the carrier")
+
+		// The admin's KubeletConfig goes: the carrier is written, and the
+		// old one deleted with it, in the same pass (MCO renders once).
+		mark = requests.mark()
+		Expect(k8s.Delete(ctx, get(kcGVK, "", admin))).To(Succeed())
+		Eventually(func() *unstructured.Unstructured { return get(kcGVK, "", oldKC) }).Should(BeNil())
+		Expect(get(kcGVK, "", ourKC)).NotTo(BeNil())
+		written, deleted := deletes(mark)
+		Expect(written).To(BeNumerically(">", 0), "the carrier was written")
+		Expect(deleted).To(BeNumerically(">", written), "the old one deleted after its carrier's write, not before")
+		Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Unchanged))
 	})
 
 	It("reads nodes through the real manager cache: schedulable masters get their own PSI MachineConfig", func() {

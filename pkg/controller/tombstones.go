@@ -1,0 +1,170 @@
+package controller
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
+)
+
+// tombstones is the tombstones phase: it reaps the objects earlier
+// releases created and this one no longer ships, except those whose
+// settings an asset carries now (tombstone.CarriedByAnnotation: reaped
+// with that asset's write, after the plan), and returns the context
+// without what it deleted nor what goes with a write (so the carrier is
+// not held back by the very objects it replaces).
+func (p *pass) tombstones(rc *rendercontext.RenderContext, act engine.Activation) *rendercontext.RenderContext {
+	r := p.r
+	var now, carried []tombstone.Tombstone
+	for _, t := range r.opts.Tombstones {
+		if t.CarriedBy != "" {
+			carried = append(carried, t)
+		} else {
+			now = append(now, t)
+		}
+	}
+	p.carried = carried
+	if !act.All() || act.ReportOnly {
+		// A paused or partial autopilot leaves everything as it is (the
+		// deletion Guard refuses too, on the fresh HCO as well).
+		return rc
+	}
+	p.reaping = true
+	p.reaped = r.reaper.Reap(p.ctx, now, engine.GuardFor(rc), p.intent.guard, p.judgeRemoval(nil))
+	gone := map[string]bool{}
+	for _, t := range p.reaped {
+		if t.Deleted {
+			gone[engine.Identity(t.Tombstone.Object)] = true
+		}
+	}
+	guard := engine.GuardFor(rc).ForTombstones()
+	for _, t := range carried {
+		gone[engine.Identity(t.Object)] = true
+	}
+	return rc.WithoutPeers(func(o *unstructured.Unstructured) bool {
+		if !gone[engine.Identity(o)] {
+			return false
+		}
+		// A carried object only when it is provably ours (it will be
+		// deleted): anyone else's stays a peer.
+		ok, _ := guard.MayDelete(o)
+		return ok || o.GetDeletionTimestamp() != nil || isReaped(p.reaped, o)
+	})
+}
+
+func isReaped(results []tombstone.Result, o *unstructured.Unstructured) bool {
+	for _, t := range results {
+		if t.Deleted && engine.Identity(t.Tombstone.Object) == engine.Identity(o) {
+			return true
+		}
+	}
+	return false
+}
+
+// carriedTombstones reaps, after the gate-and-write phase, the obsolete
+// objects whose settings an asset carries now: with that asset's write
+// (the pool renders both changes together), or alone once its object is
+// in place, or when no asset will carry them (turned off, excluded,
+// unmanaged). While a carrier that will write is held (by the gate, a
+// failure, a conflict), they wait with it: never deleted first, which
+// would roll the pool without the settings and again with them.
+func (p *pass) carriedTombstones(act engine.Activation) {
+	if len(p.carried) == 0 || !act.All() || act.ReportOnly {
+		return
+	}
+	guard := engine.GuardFor(p.intent.cached)
+	results := p.r.reaper.Reap(p.ctx, p.carried, guard, p.intent.guard, p.judgeRemoval(func(t *unstructured.Unstructured) (string, bool) {
+		for _, c := range p.carried {
+			if engine.Identity(c.Object) == engine.Identity(t) {
+				return p.carrierHolds(c.CarriedBy)
+			}
+		}
+		return "", false
+	}))
+	p.reaped = append(p.reaped, results...)
+}
+
+// carrierHolds says why a tombstone carried by assets (comma separated)
+// waits: one of them writes, and its write has not landed this pass; or
+// one cannot be judged now and may carry it once it can.
+func (p *pass) carrierHolds(assets string) (string, bool) {
+	var undecided []string
+	for _, name := range strings.Split(assets, ",") {
+		name = strings.TrimSpace(name)
+		s, ok := p.results[name]
+		if !ok {
+			undecided = append(undecided, "asset "+name+" was not evaluated")
+			continue
+		}
+		switch s.d.Verdict {
+		case engine.VerdictIncluded:
+			if s.res.Outcome == engine.Applied || s.res.Outcome == engine.Unchanged {
+				return "", false // written with it, or in place already
+			}
+			return "its settings are in asset " + name + "'s object now, and that write is " + string(s.res.Outcome) + " (" + s.res.Reason + "): deleted with it, so the pool rolls once", true
+		case engine.VerdictInactive, engine.VerdictExcluded, engine.VerdictUnmanaged:
+			// Nothing will carry them through this asset.
+		default:
+			undecided = append(undecided, "asset "+name+" is "+string(s.d.Verdict)+" ("+s.d.Reason+")")
+		}
+	}
+	if len(undecided) > 0 {
+		return "its settings move to another asset's object, which cannot be judged now (" + strings.Join(undecided, "; ") + "): kept until it can", true
+	}
+	return "", false
+}
+
+// judgeRemoval is the hold every tombstone deletion passes: first (when
+// set) why it must wait for another write, then the gate, judged on the
+// HCO as the API server has it now (the Guard's confirm just read it): a
+// window just added holds. Deleting an old MachineConfig or
+// KubeletConfig rolls every pool it reaches: the gate judges it like any
+// write.
+func (p *pass) judgeRemoval(waits func(*unstructured.Unstructured) (string, bool)) tombstone.Hold {
+	return func(live *unstructured.Unstructured) (engine.Disruption, string, bool) {
+		fresh, err := p.intent.context(p.ctx)
+		if err != nil {
+			return engine.ObjectDisruption(live), err.Error(), true // unknown intent never deletes
+		}
+		w := gate.ForRemoval(fresh, gate.Tombstone, "", live, false)
+		if waits != nil {
+			if why, held := waits(live); held {
+				return w.Disruption, why, true
+			}
+		}
+		v := p.r.gate.Judge(fresh, w)
+		if !v.Go {
+			p.retry = minPositive(p.retry, v.RetryAfter)
+		}
+		return w.Disruption, v.Reason, !v.Go
+	}
+}
+
+// reportTombstones counts the VMs each deletion's rollout moves and
+// reports every tombstone of this pass, once.
+func (p *pass) reportTombstones() {
+	r := p.r
+	if !p.reaping {
+		return
+	}
+	for i, t := range p.reaped {
+		if t.Status == tombstone.Error {
+			p.retry = minPositive(p.retry, t.RetryAfter)
+			if gate.IsRefusal(t.Err) && !strings.HasPrefix(t.Reason, "the API server refused") {
+				// Refused on its merits: a person must act (a lost verb,
+				// an admission policy); tried again on its backoff.
+				p.reaped[i].Reason = "the API server refused the tombstone delete of " + engine.ObjectKey(t.Tombstone.Object) + ": " + t.Reason
+			}
+		}
+		// What the rollout does to the VMs of every pool it reaches,
+		// counted afresh when the deletion is sent.
+		if dis := t.Disruption; dis.Reboot && len(dis.Rolled()) > 0 {
+			p.reaped[i].Impact = r.impacts.count(p.ctx, p.intent.cached, dis.Rolled(), t.Deleted)
+		}
+	}
+	r.report.Tombstones(p.ctx, p.hco, p.reaped)
+}
