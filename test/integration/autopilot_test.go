@@ -377,7 +377,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 		Expect(unstructured.SetNestedField(adminKC.Object, selectWorker, "spec", "machineConfigPoolSelector")).To(Succeed())
 		Expect(unstructured.SetNestedField(adminKC.Object, map[string]any{"maxPods": int64(300)}, "spec", "kubeletConfig")).To(Succeed())
 		Expect(k8s.Create(ctx, adminKC)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, get(kcGVK, "", admin)))).To(Succeed()) })
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, newObj(kcGVK, "", admin)))).To(Succeed()) })
 		Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Conflict))
 		// A cluster as an earlier release left it: its per-feature
 		// KubeletConfig, not yet the per-pool one.
