@@ -24,10 +24,11 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
 
-// CarriedByAnnotation, on a tombstone manifest, names the catalog asset
-// whose object carries the obsolete object's settings now: the deletion
-// goes with that asset's write (or once its object is in place), so the
-// pool rolls once, never without the settings in between.
+// CarriedByAnnotation is set on a tombstone manifest to name the catalog
+// assets (comma separated) whose object carries the obsolete object's
+// settings now: the deletion goes with that asset's write (or once its
+// object is in place), so the pool rolls once, never without the
+// settings in between.
 const CarriedByAnnotation = "platform.kubevirt.io/carried-by"
 
 // Tombstone names one obsolete object.

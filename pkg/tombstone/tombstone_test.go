@@ -146,7 +146,8 @@ func TestShippedTombstonesNameTheirCarriers(t *testing.T) {
 				t.Errorf("%s: carried by %q, which is not in the catalog", tb.Path, name)
 				continue
 			}
-			if a.Component != tb.Object.GetKind() && !(a.Component == "MachineConfig" && tb.Object.GetKind() == "KubeletConfig") {
+			dropIn := a.Component == "MachineConfig" && tb.Object.GetKind() == "KubeletConfig"
+			if a.Component != tb.Object.GetKind() && !dropIn {
 				t.Errorf("%s: carried by %s, a %s", tb.Path, name, a.Component)
 			}
 		}
