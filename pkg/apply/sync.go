@@ -58,6 +58,7 @@ type Syncer struct {
 type written struct {
 	before, after string
 	at            time.Time
+	obj           *unstructured.Unstructured // the server's answer
 }
 
 // CacheLag bounds how long the cache may still show an object as it was
@@ -83,10 +84,12 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 		return engine.Reported(d)
 	}
 	id := engine.Identity(d.Desired)
-	if left, lagging := s.lagging(id, d.Live); lagging {
+	if left, obj, lagging := s.lagging(id, d.Live); lagging {
 		// Its own write, not in the cache yet: judged again once it is
-		// (the write's watch event, or this retry).
-		return engine.Result{Outcome: engine.Unchanged, RetryAfter: left}
+		// (the write's watch event, or this retry). The server's copy it
+		// answered stands for the object (the HCO in effect, for the
+		// assets rendered from it).
+		return engine.Result{Outcome: engine.Unchanged, RetryAfter: left, Object: obj}
 	}
 	if d.Live == nil {
 		res := engine.Result{Drift: []string{"(object absent)"}}
@@ -201,7 +204,7 @@ func (s *Syncer) apply(ctx context.Context, d *engine.Decision, res engine.Resul
 	if d.Live != nil {
 		before = d.Live.GetResourceVersion()
 	}
-	s.recordWrite(engine.Identity(d.Desired), before, obj.GetResourceVersion())
+	s.recordWrite(engine.Identity(d.Desired), before, obj)
 	if d.Live != nil && obj.GetResourceVersion() == d.Live.GetResourceVersion() {
 		// The server changed nothing: a verdict we believed certain was
 		// not. Remember it like a dry-run's, so it is never repeated; no
@@ -234,12 +237,12 @@ func (s *Syncer) Forget(key string) {
 // this process's own write of key, within CacheLag: how long it may still
 // lag. The cache showing the write, another version, or the lag being
 // over ends it.
-func (s *Syncer) lagging(key string, live *unstructured.Unstructured) (time.Duration, bool) {
+func (s *Syncer) lagging(key string, live *unstructured.Unstructured) (time.Duration, *unstructured.Unstructured, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, ok := s.wrote[key]
 	if !ok {
-		return 0, false
+		return 0, nil, false
 	}
 	rv := ""
 	if live != nil {
@@ -247,19 +250,19 @@ func (s *Syncer) lagging(key string, live *unstructured.Unstructured) (time.Dura
 	}
 	left := CacheLag - s.now().Sub(w.at)
 	if rv == w.before && w.after != "" && w.after != w.before && left > 0 {
-		return left, true
+		return left, w.obj.DeepCopy(), true
 	}
 	delete(s.wrote, key)
-	return 0, false
+	return 0, nil, false
 }
 
-func (s *Syncer) recordWrite(key, before, after string) {
+func (s *Syncer) recordWrite(key, before string, obj *unstructured.Unstructured) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.wrote == nil {
 		s.wrote = map[string]written{}
 	}
-	s.wrote[key] = written{before: before, after: after, at: s.now()}
+	s.wrote[key] = written{before: before, after: obj.GetResourceVersion(), at: s.now(), obj: obj.DeepCopy()}
 }
 
 func (s *Syncer) now() time.Time {

@@ -263,6 +263,9 @@ func TestSyncTrustsItsOwnWriteWhileTheCacheLags(t *testing.T) {
 	if res.Outcome != engine.Unchanged || res.RetryAfter != apply.CacheLag || len(srv.calls) != 1 {
 		t.Fatalf("its own create, not yet in the cache: %+v, calls %v", res, srv.calls)
 	}
+	if res.Object == nil || res.Object.GetResourceVersion() != "1" {
+		t.Fatalf("the server's copy stands for the object while the cache lags (the HCO in effect): %+v", res.Object)
+	}
 	if st := g.ThrottleState("ConfigMap/ns/cm"); st.Tokens != 3 {
 		t.Fatalf("no budget spent on its own write: %+v", st)
 	}

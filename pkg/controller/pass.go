@@ -84,6 +84,7 @@ func (p *pass) step(d *engine.Decision, rc *rendercontext.RenderContext) engine.
 	if d.Held {
 		// Backing off: the last recorded failure stands; only come back
 		// when its time is up.
+		p.record(d, engine.Result{Outcome: engine.Failed, Reason: d.Reason})
 		left, _ := r.gate.BackingOff(d.Asset.Name)
 		p.retry = minPositive(p.retry, left)
 		if gvk, ok := r.kinds[d.Asset.Name]; ok && rc.KindAvailable(gvk) {
@@ -129,11 +130,16 @@ func (p *pass) step(d *engine.Decision, rc *rendercontext.RenderContext) engine.
 		res.RetryAfter = minPositive(res.RetryAfter, r.opts.UnwatchedPoll)
 	}
 	p.retry = minPositive(p.retry, res.RetryAfter)
+	p.record(d, res)
+	return res
+}
+
+// record keeps d's result for the phases after the walk.
+func (p *pass) record(d *engine.Decision, res engine.Result) {
 	if p.results == nil {
 		p.results = map[string]stepResult{}
 	}
 	p.results[d.Asset.Name] = stepResult{d, res}
-	return res
 }
 
 // watch records the kinds d needs watched.

@@ -227,8 +227,14 @@ func (r *Reconciler) replaced(ctx context.Context, d *engine.Decision, res engin
 		return res
 	}
 	deleted, why, err := apply.Delete(ctx, r.writer, guard.ForTombstones(), old)
+	if err != nil && res.Outcome == engine.Applied && !gate.IsRefusal(err) {
+		// Once more at once: MCO renders both changes together only
+		// within its few seconds' delay.
+		deleted, why, err = apply.Delete(ctx, r.writer, guard.ForTombstones(), old)
+	}
 	switch {
 	case err != nil && res.Outcome == engine.Applied:
+		res.RetryAfter = minPositive(res.RetryAfter, time.Second)
 		// The new object is written and rolls its pools: that stays its
 		// outcome (its rollout is reported); the deletion is retried on
 		// its own at the next pass, judged alone.

@@ -162,7 +162,7 @@ func (p *pass) reportTombstones() {
 		}
 		// What the rollout does to the VMs of every pool it reaches,
 		// counted afresh when the deletion is sent.
-		if dis := t.Disruption; dis.Reboot && len(dis.Rolled()) > 0 {
+		if dis := t.Disruption; dis.Reboot && len(dis.Rolled()) > 0 && t.Status != tombstone.Error {
 			p.reaped[i].Impact = r.impacts.count(p.ctx, p.intent.cached, dis.Rolled(), t.Deleted)
 		}
 	}

@@ -9,23 +9,26 @@ import (
 )
 
 // PoolBusy says why a write that reboots pool must wait, "" when the pool
-// is at rest: bounded says the wait may end by itself (a degraded pool may
-// be waiting for exactly this correction); every other reason holds until
-// the pool is at rest.
+// is at rest: bounded says the wait ends by itself after PoolBusyBound (a
+// degraded pool may be waiting for exactly this correction; a node that
+// is down is no rollout); every other reason holds until the pool is at
+// rest.
 //
 // At rest is MCO's own judgement, read from the pool's status as the node
 // controller writes it (machine-config-operator
 // pkg/controller/node/status.go, calculateStatus): observedGeneration is
-// the generation it judged, Updated is True only when every machine is
+// the generation it judged; Updated is True only when every machine is
 // updated, ready and available, and only then is status.configuration set
-// to spec.configuration (the render it rolls to). So a pool is busy when:
-//   - MCO has not reported on it (no status or no Updated condition: a
-//     pool just created) or not on its latest generation (unknown holds);
-//   - it is Degraded (bounded);
-//   - it is paused: MCO rolls nothing then, and a write joins the rollout
-//     the admin starts by resuming it, so it does not wait (at rest);
-//   - Updating is True, Updated is not True, or the status's render is
-//     not the spec's (MCO is rolling it, or is about to).
+// to spec.configuration (the render the render controller made). So:
+//   - no status or no Updated condition (a pool just created), or a
+//     generation MCO has not judged: unknown, held;
+//   - Degraded: held, bounded;
+//   - paused: MCO rolls nothing, and a write joins the rollout the admin
+//     starts by resuming it: at rest;
+//   - the status's render is not the spec's: MCO is rolling the pool (or
+//     about to): held until it is done;
+//   - Updating True or Updated not True with the render the spec's: a
+//     node not ready or unavailable, no rollout: held, bounded.
 //
 // A pool not among rc.Pools is reached by no write (no such pool, not
 // OpenShift, offline): "".
@@ -65,12 +68,10 @@ func poolState(p *unstructured.Unstructured) (string, bool) {
 	spec, _, _ := unstructured.NestedString(p.Object, "spec", "configuration", "name")
 	status, _, _ := unstructured.NestedString(p.Object, "status", "configuration", "name")
 	switch {
-	case conds["Updating"]["status"] == "True":
-		return fmt.Sprintf("MachineConfigPool %s is updating (MCO is rolling its nodes now)", name), false
-	case conds["Updated"]["status"] != "True":
-		return fmt.Sprintf("MachineConfigPool %s is not updated (not every node runs its configuration yet)", name), false
 	case spec != status:
-		return fmt.Sprintf("MachineConfigPool %s is about to roll (its configuration %s is not yet the one its nodes run, %s)", name, spec, status), false
+		return fmt.Sprintf("MachineConfigPool %s is updating: MCO is rolling its nodes to %s (they run %s)", name, spec, status), false
+	case conds["Updating"]["status"] == "True" || conds["Updated"]["status"] != "True":
+		return fmt.Sprintf("MachineConfigPool %s is not updated: a node is not ready or unavailable (%v)", name, conds["Updating"]["message"]), true
 	}
 	return "", false
 }

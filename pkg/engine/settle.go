@@ -110,7 +110,8 @@ var factFuncs = map[string]string{
 func factOf(fact string, rc *rendercontext.RenderContext) any {
 	switch fact {
 	case "swap":
-		return rc.Swap()
+		// What the function answers, not the pools' node counts.
+		return rc.SwapOnEveryVMNode()
 	case "storage":
 		out := map[string]any{}
 		for _, u := range rc.StorageClasses {
@@ -145,11 +146,12 @@ func fieldsOf(v any, names []string, whole bool) any {
 	rv := reflect.ValueOf(v)
 	out := map[string]any{}
 	for _, n := range names {
-		if f := rv.FieldByName(n); f.IsValid() {
-			out[n] = f.Interface()
-		} else {
-			out[n] = nil // the render fails on it: the same for every fact
+		f := rv.FieldByName(n)
+		if !f.IsValid() {
+			// A method (Detected, Bool) reads any field: all of them.
+			return v
 		}
+		out[n] = f.Interface()
 	}
 	return out
 }

@@ -16,8 +16,9 @@
 //  4. disruption window: a write that reboots a pool goes only while the
 //     HCO's window is open, or when it has none (Staged);
 //  5. busy pools: a write that reboots a pool waits while any pool it
-//     reaches is updating, degraded or unreadable, at most PoolBusyBound
-//     (Settling);
+//     reaches is rolling or not yet judged by MCO, or the pools cannot be
+//     read (until at rest), or is degraded or has a node not ready (at
+//     most PoolBusyBound) (Settling);
 //  6. anti-thrashing: a correction, merge or re-creation takes a token
 //     from the object's bucket (Throttled).
 //
@@ -201,8 +202,9 @@ func (g *Gate) Judge(rc *rendercontext.RenderContext, w Write) Verdict {
 }
 
 // Unspent gives back the token v (the verdict that let w go) took, for a
-// write that changed nothing: refused by the API server, answered without
-// a change, or waiting for its namespace. Nothing else is given back.
+// write that changed nothing: refused or failed at the API server,
+// answered without a change, or waiting for its namespace. A write that
+// landed is never given back.
 func (g *Gate) Unspent(w Write, v Verdict) {
 	if v.Took {
 		g.throttle.Refund(w.ID)

@@ -145,7 +145,7 @@ func pool(name string, roles []any, cond string) *unstructured.Unstructured {
 	updated, updating, degraded, observed, running := "True", "False", "False", int64(3), "rendered-"+name+"-1"
 	switch cond {
 	case "Updating":
-		updated, updating = "False", "True"
+		updated, updating, running = "False", "True", "rendered-"+name+"-0" // a rollout
 	case "Degraded":
 		degraded = "True"
 	case "lagging":

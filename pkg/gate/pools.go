@@ -10,13 +10,14 @@ import (
 )
 
 // PoolBusyBound bounds how long a reboot-causing write waits for a
-// degraded pool: after it, the write goes (a degraded pool may be waiting
-// for exactly this correction). A pool MCO is rolling, has not reported
-// on, or that cannot be read holds the write until it is at rest: a
-// second rollout stacked on a running one reboots again the nodes it has
-// already done, and an unknown state is never read as at rest. Such a
-// wait is reported (Settling, naming the pool and for how long) at every
-// recheck, so it never stalls unseen.
+// degraded pool or one with a node not ready: after it, the write goes (a
+// degraded pool may be waiting for exactly this correction; a node down
+// for repair is no rollout). A pool MCO is rolling, has not judged, or
+// that cannot be read holds the write until it is at rest: a second
+// rollout stacked on a running one reboots again the nodes it has already
+// done, and an unknown state is never read as at rest. Such a wait is
+// reported (Settling, naming the pool, and once it is long saying so), so
+// it never stalls unseen.
 const PoolBusyBound = time.Hour
 
 // poolBusyRecheck is how often a held write looks at its pool again (pool
@@ -24,7 +25,7 @@ const PoolBusyBound = time.Hour
 const poolBusyRecheck = 30 * time.Second
 
 // poolWaits holds reboot-causing writes while their pool is busy, so
-// rollouts never stack, each wait bounded by PoolBusyBound.
+// rollouts never stack (engine.PoolBusy says which waits are bounded).
 type poolWaits struct {
 	mu    sync.Mutex
 	since map[string]episode // asset or object -> its wait
@@ -58,11 +59,15 @@ func (p *poolWaits) wait(rc *rendercontext.RenderContext, key string, dis engine
 		// Unknown is not "at rest".
 		why = "the MachineConfigPools could not be read (" + rc.PoolsErr.Error() + ")"
 	}
+	// Every pool it reaches: one that holds without a bound wins over one
+	// that holds for a while, whatever their order.
 	for _, pool := range dis.Rolled() {
-		if why != "" {
+		if why != "" && !bounded {
 			break
 		}
-		why, bounded = engine.PoolBusy(rc, pool)
+		if w, b := engine.PoolBusy(rc, pool); w != "" && (why == "" || !b) {
+			why, bounded = w, b
+		}
 	}
 	if why == "" {
 		delete(p.since, key)

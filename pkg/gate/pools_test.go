@@ -20,13 +20,17 @@ func mcoPool(name string, roles []any, cond string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"machineConfigSelector": map[string]any{
 		"matchExpressions": []any{map[string]any{"key": "machineconfiguration.openshift.io/role", "operator": "In", "values": roles}}}}}}
 	u.SetName(name)
-	updated, updating, degraded := "True", "False", "False"
+	updated, updating, degraded, running := "True", "False", "False", "rendered-"+name+"-2"
 	switch cond {
 	case "Updating":
-		updated, updating = "False", "True"
+		// A rollout: the render controller made a new render, the nodes
+		// still run the old one.
+		updated, updating, running = "False", "True", "rendered-"+name+"-1"
 	case "Degraded":
 		degraded = "True"
 	}
+	_ = unstructured.SetNestedField(u.Object, "rendered-"+name+"-2", "spec", "configuration", "name")
+	_ = unstructured.SetNestedField(u.Object, running, "status", "configuration", "name")
 	_ = unstructured.SetNestedSlice(u.Object, []any{
 		map[string]any{"type": "Updated", "status": updated},
 		map[string]any{"type": "Updating", "status": updating},
@@ -87,6 +91,15 @@ func TestPoolBusyHoldsRebootWrites(t *testing.T) {
 	if _, _, held := p.wait(&rendercontext.RenderContext{}, "a-worker", mc("worker")); held {
 		t.Fatal("no pool read (offline, not OpenShift): no pool to wait for")
 	}
+	// A write reaching a degraded pool and one MCO is rolling: the
+	// rollout holds it past the bound, whatever the pools' order.
+	both := engine.Disruption{Reboot: true, Pool: "infra", Pools: []string{"infra", "worker"}}
+	for i := 0; i < int(2*PoolBusyBound/poolBusyRecheck); i++ {
+		now = now.Add(poolBusyRecheck)
+		if why, _, held := p.wait(rc, "a-both", both); !held || !strings.Contains(why, "worker is updating") {
+			t.Fatalf("a write onto a rolling pool and a degraded one: %v %q", held, why)
+		}
+	}
 	unread := &rendercontext.RenderContext{}
 	unread.PoolsErr = errForbidden
 	for range 200 {
@@ -144,11 +157,24 @@ func TestPoolStateAsMCOWritesIt(t *testing.T) {
 		{"a change MCO has not judged (observedGeneration behind)", at(func(u *unstructured.Unstructured) {
 			_ = unstructured.SetNestedField(u.Object, int64(3), "status", "observedGeneration")
 		}), "not judged it yet", false},
-		{"Updating (allUpdated false, not paused)", at(func(u *unstructured.Unstructured) { cond("Updated", "False")(u); cond("Updating", "True")(u) }), "is updating", false},
-		{"Updated False (machines not all updated, ready, available)", at(cond("Updated", "False")), "is not updated", false},
+		{"a rollout: a new render, the nodes on the old one (Updating)", at(func(u *unstructured.Unstructured) {
+			cond("Updated", "False")(u)
+			cond("Updating", "True")(u)
+			_ = unstructured.SetNestedField(u.Object, "rendered-worker-a", "status", "configuration", "name")
+		}), "is updating", false},
 		{"rendered, the nodes not yet told (spec's render not the status's)", at(func(u *unstructured.Unstructured) {
 			_ = unstructured.SetNestedField(u.Object, "rendered-worker-a", "status", "configuration", "name")
-		}), "about to roll", false},
+		}), "is updating", false},
+		// allUpdated also needs every machine ready and available: a node
+		// down for repair keeps Updated False, Updating True, with no
+		// rollout (the status's render is the spec's).
+		{"a node not ready, no rollout (Updating, same render)", at(func(u *unstructured.Unstructured) { cond("Updated", "False")(u); cond("Updating", "True")(u) }), "is not updated", true},
+		{"Updated False, same render", at(cond("Updated", "False")), "is not updated", true},
+		{"degraded during a rollout", at(func(u *unstructured.Unstructured) {
+			cond("Degraded", "True")(u)
+			cond("Updating", "True")(u)
+			_ = unstructured.SetNestedField(u.Object, "rendered-worker-a", "status", "configuration", "name")
+		}), "degraded", true},
 		{"Degraded (node, render or build)", at(cond("Degraded", "True")), "degraded", true},
 		{"paused with a render pending: MCO rolls nothing (Updating False)", at(func(u *unstructured.Unstructured) {
 			cond("Updated", "False")(u)

@@ -35,10 +35,10 @@ func TestCheck(t *testing.T) {
 		spec map[string]any
 		want string // substring of the error; "" = accepted
 	}{
-		"default values":                  {spec(false, static(v["kubeReserved"].(string), v["systemReserved"].(string), v["evictionHard"].(string), v["numaNode0"].(string))), ""},
-		"the old template (1124Mi, auto)": {spec(true, static("1Gi", "", "", "1124Mi")), "autoSizingReserved"},
-		"sum without system reserved":     {spec(false, static("1Gi", "1Gi", "100Mi", "1124Mi")), "sums to 1124Mi"},
-		"kubelet default eviction":        {spec(false, static("1Gi", "1Gi", "", "2148Mi")), ""},
+		"default values":                        {spec(false, static(v["kubeReserved"].(string), v["systemReserved"].(string), v["evictionHard"].(string), v["numaNode0"].(string))), ""},
+		"the old template (1124Mi, auto)":       {spec(true, static("1Gi", "", "", "1124Mi")), "autoSizingReserved"},
+		"a sum that leaves out system reserved": {spec(false, static("1Gi", "1Gi", "100Mi", "1124Mi")), "sums to 1124Mi"},
+		"kubelet default eviction":              {spec(false, static("1Gi", "1Gi", "", "2148Mi")), ""},
 		"split over two NUMA nodes": {spec(false, map[string]any{
 			"memoryManagerPolicy": "Static", "kubeReserved": map[string]any{"memory": "1Gi"}, "systemReserved": map[string]any{"memory": "1Gi"},
 			"reservedMemory": []any{

@@ -36,7 +36,8 @@ type Tombstone struct {
 	Release string                     `json:"release"`
 	Path    string                     `json:"path"`
 	Object  *unstructured.Unstructured `json:"-"`
-	// CarriedBy is the asset that carries its settings now ("" none).
+	// CarriedBy names the assets (comma separated) that carry its
+	// settings now ("" none).
 	CarriedBy string `json:"carriedBy,omitempty"`
 }
 

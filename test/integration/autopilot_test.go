@@ -367,6 +367,12 @@ var _ = Describe("Autopilot", Ordered, func() {
 			Expect(unstructured.SetNestedField(pool.Object, map[string]any{"matchLabels": map[string]any{"machineconfiguration.openshift.io/role": "worker"}}, "spec", "machineConfigSelector")).To(Succeed())
 			Expect(unstructured.SetNestedField(pool.Object, map[string]any{"matchLabels": map[string]any{"node-role.kubernetes.io/worker": ""}}, "spec", "nodeSelector")).To(Succeed())
 			Expect(k8s.Create(ctx, pool)).To(Succeed())
+			// Left as it was: a pool decides which nodes' facts each pool's
+			// objects render from, for the specs that follow.
+			DeferCleanup(func() {
+				Expect(client.IgnoreNotFound(k8s.Delete(ctx, newObj(poolGVK, "", "worker")))).To(Succeed())
+				untilSettled()
+			})
 		}
 		setPoolState(ctx, "worker", false)
 		Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Unchanged))

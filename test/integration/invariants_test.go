@@ -390,8 +390,6 @@ func runInvariantSequence(ctx context.Context, seed uint64) {
 	Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Unchanged), "seed %d: converged after the actions", seed)
 }
 
-// nodeWrites are the writes in reqs (dry runs aside) to MachineConfigs and
-// KubeletConfigs: each makes MCO render, and a spec change rolls a pool.
 // writesTo lists the autopilot's writes (dry runs left out) to a path
 // containing resource.
 func writesTo(reqs []string, resource string) []string {
@@ -404,6 +402,8 @@ func writesTo(reqs []string, resource string) []string {
 	return out
 }
 
+// nodeWrites are the writes in reqs (dry runs aside) to MachineConfigs and
+// KubeletConfigs: each makes MCO render, and a spec change rolls a pool.
 func nodeWrites(reqs []string) []string {
 	var out []string
 	for _, r := range writes(reqs) {
