@@ -309,12 +309,13 @@ func closedWindow(manager string) time.Time {
 	return opensAt
 }
 
-// setPoolState writes a MachineConfigPool's status as MCO's node
-// controller does (pkg/controller/node/status.go calculateStatus): the
-// generation it judged, Updated and Updating (one the other's opposite),
-// not Degraded, and, when updated, the render its nodes run equal to the
-// spec's.
-func setPoolState(ctx context.Context, name string, updating bool) {
+// setPoolState writes a MachineConfigPool as MCO does (pkg/controller/node/
+// status.go calculateStatus): rolling, the render controller has set a
+// new render in the spec and the nodes still run the one in the status
+// (Updated False, Updating True); at rest, the status's render is the
+// spec's (Updated True). observedGeneration is the generation judged, and
+// it is not Degraded.
+func setPoolState(ctx context.Context, name string, rolling bool) {
 	GinkgoHelper()
 	gvk := mcGVK.GroupVersion().WithKind("MachineConfigPool")
 	Eventually(func() error {
@@ -322,9 +323,21 @@ func setPoolState(ctx context.Context, name string, updating bool) {
 		if p == nil {
 			return fmt.Errorf("no MachineConfigPool %s", name)
 		}
-		updated, busy := "True", "False"
-		if updating {
-			updated, busy = "False", "True"
+		target := "rendered-" + name + "-at-rest"
+		if rolling {
+			target = "rendered-" + name + "-rolling"
+		}
+		if cur, _, _ := unstructured.NestedString(p.Object, "spec", "configuration", "name"); cur != target {
+			if err := unstructured.SetNestedField(p.Object, target, "spec", "configuration", "name"); err != nil {
+				return err
+			}
+			if err := k8s.Update(ctx, p); err != nil {
+				return err
+			}
+		}
+		updated, busy, running := "True", "False", target
+		if rolling {
+			updated, busy, running = "False", "True", "rendered-"+name+"-at-rest"
 		}
 		at := "2026-11-24T00:00:00Z"
 		if err := unstructured.SetNestedSlice(p.Object, []any{
@@ -332,6 +345,9 @@ func setPoolState(ctx context.Context, name string, updating bool) {
 			map[string]any{"type": "Updating", "status": busy, "lastTransitionTime": at},
 			map[string]any{"type": "Degraded", "status": "False", "lastTransitionTime": at},
 		}, "status", "conditions"); err != nil {
+			return err
+		}
+		if err := unstructured.SetNestedField(p.Object, running, "status", "configuration", "name"); err != nil {
 			return err
 		}
 		if err := unstructured.SetNestedField(p.Object, p.GetGeneration(), "status", "observedGeneration"); err != nil {
