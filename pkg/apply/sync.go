@@ -26,6 +26,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/jsonpointer"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/managedfields"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
 )
 
 // Syncer brings live objects to their desired state with server-side apply.
@@ -113,7 +114,7 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 		return res
 	}
 	s.markCreated(id) // it exists: should it vanish, re-creating it is a correction
-	diff := withoutRecord(engine.WithoutDeferred(drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure), d.Deferred), d)
+	diff := withoutOldStamp(withoutRecord(engine.WithoutDeferred(drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure), d.Deferred), d), d)
 	if len(diff) == 0 {
 		return engine.Result{Outcome: engine.Unchanged}
 	}
@@ -372,6 +373,25 @@ func Delete(ctx context.Context, c client.Writer, g engine.Guard, live *unstruct
 		return false, "", err
 	}
 	return true, "", nil
+}
+
+// stampPath is the settle stamp (annotations.Facts).
+var stampPath = "/metadata/annotations/" + strings.ReplaceAll(annotations.Facts, "/", "~1")
+
+// withoutOldStamp drops the settle stamp from diff when it is all that
+// differs and the live stamp is an earlier scheme's facts alone: an
+// upgrade writes nothing for it (nor reads as drift in report-only); the
+// next real write carries the new stamp, so no object keeps an old one
+// for ever (the fact budget reads only stamps of this scheme).
+func withoutOldStamp(diff []string, d *engine.Decision) []string {
+	if len(diff) != 1 || diff[0] != stampPath {
+		return diff
+	}
+	was := settle.ParseStamp(d.Live.GetAnnotations()[annotations.Facts])
+	if was.Facts == "" || was.Object != "" || strings.HasPrefix(was.Facts, settle.Scheme) {
+		return diff
+	}
+	return nil
 }
 
 // recordPath is the fact budget's record (annotations.FactRollouts).

@@ -17,10 +17,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/apply"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
 )
@@ -278,5 +280,40 @@ func TestSyncTrustsItsOwnWriteWhileTheCacheLags(t *testing.T) {
 	now = now.Add(apply.CacheLag)
 	if res := s.Sync(context.Background(), noFacts, decision(nil, "v")); res.Outcome != engine.Applied || len(srv.calls) != 3 {
 		t.Fatalf("absent after the lag: %+v, calls %v", res, srv.calls)
+	}
+}
+
+// An earlier scheme's settle stamp (facts alone) is no drift on its own:
+// an upgrade writes nothing for it. With a real change, the write carries
+// the new stamp, so no object keeps the old one.
+func TestOldSchemeStampAloneIsNoDrift(t *testing.T) {
+	srv := &server{answer: func(_ bool, sent *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		out := sent.DeepCopy()
+		out.SetResourceVersion("9")
+		return out, nil
+	}}
+	s := &apply.Syncer{Client: srv.client(), Gate: gate.New(gate.Config{})}
+	stamped := func(u *unstructured.Unstructured, stamp string) *unstructured.Unstructured {
+		u.SetAnnotations(map[string]string{annotations.Facts: stamp})
+		return u
+	}
+	owned := metav1.ManagedFieldsEntry{Manager: annotations.FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1",
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{"f:k":{}},"f:metadata":{"f:annotations":{"f:platform.kubevirt.io/facts":{}}}}`)}
+	newStamp := settle.Print{Facts: settle.Scheme + "f", Object: "o"}.Stamp()
+	d := decision(stamped(liveCM("v", "2", owned), "5ff21140a942f0f1"), "v")
+	stamped(d.Desired, newStamp)
+	if res := s.Sync(context.Background(), noFacts, d); res.Outcome != engine.Unchanged || len(srv.calls) != 0 {
+		t.Fatalf("the old stamp alone: %+v, calls %v", res, srv.calls)
+	}
+	d = decision(stamped(liveCM("edited", "3", owned), "5ff21140a942f0f1"), "v")
+	stamped(d.Desired, newStamp)
+	res := s.Sync(context.Background(), noFacts, d)
+	if res.Outcome != engine.Applied || res.Object.GetAnnotations()[annotations.Facts] != newStamp {
+		t.Fatalf("a real change carries the new stamp: %+v", res)
+	}
+	d = decision(stamped(liveCM("v", "4", owned), settle.Scheme+"g/o"), "v")
+	stamped(d.Desired, newStamp)
+	if res := s.Sync(context.Background(), noFacts, d); res.Outcome == engine.Unchanged && len(res.Drift) == 0 && len(srv.calls) == 1 {
+		t.Fatalf("a stamp of this scheme that differs is drift: %+v", res)
 	}
 }

@@ -227,9 +227,10 @@ func (r *Reconciler) replaced(ctx context.Context, d *engine.Decision, res engin
 		return res
 	}
 	deleted, why, err := apply.Delete(ctx, r.writer, guard.ForTombstones(), old)
-	if err != nil && res.Outcome == engine.Applied && !gate.IsRefusal(err) {
+	if err != nil && res.Outcome == engine.Applied && !gate.IsRefusal(err) && !apierrors.IsConflict(err) {
 		// Once more at once: MCO renders both changes together only
-		// within its few seconds' delay.
+		// within its few seconds' delay (not on a conflict: the
+		// preconditions are the cache's, and would fail again).
 		deleted, why, err = apply.Delete(ctx, r.writer, guard.ForTombstones(), old)
 	}
 	switch {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -260,12 +259,12 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 				// its stamp stays as written, so a fact that changes no
 				// object costs no write.
 				stampValue = was
-			case p.Object == "" && p.Facts != "" && (p.Facts == d.FactPrint || !strings.HasPrefix(p.Facts, settle.Scheme)):
-				// An earlier release's stamp (facts alone, of the same
-				// facts or of a scheme this one cannot compare): kept, so
-				// an upgrade writes nothing for it (and a report-only
-				// object does not read as drifted); the settle rule reads
-				// such a stamp as not telling.
+			case p.Object == "" && p.Facts == d.FactPrint:
+				// An earlier release's stamp (facts alone) of the same
+				// facts: kept, so an upgrade writes nothing for it (and a
+				// report-only object does not read as drifted). One of an
+				// earlier scheme is replaced with the next real write
+				// only (apply.Syncer: the stamp alone is no drift).
 				stampValue = was
 			}
 		}

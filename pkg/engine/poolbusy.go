@@ -22,7 +22,9 @@ import (
 // to spec.configuration (the render the render controller made). So:
 //   - no status or no Updated condition (a pool just created), or a
 //     generation MCO has not judged: unknown, held;
-//   - Degraded: held, bounded;
+//   - Degraded: held, bounded, even during a rollout (a node failing
+//     mid-rollout stops it: waiting longer does not finish it, and the
+//     correction may be what it waits for);
 //   - paused: MCO rolls nothing, and a write joins the rollout the admin
 //     starts by resuming it: at rest;
 //   - the status's render is not the spec's: MCO is rolling the pool (or
@@ -71,7 +73,7 @@ func poolState(p *unstructured.Unstructured) (string, bool) {
 	case spec != status:
 		return fmt.Sprintf("MachineConfigPool %s is updating: MCO is rolling its nodes to %s (they run %s)", name, spec, status), false
 	case conds["Updating"]["status"] == "True" || conds["Updated"]["status"] != "True":
-		return fmt.Sprintf("MachineConfigPool %s is not updated: a node is not ready or unavailable (%v)", name, conds["Updating"]["message"]), true
+		return fmt.Sprintf("MachineConfigPool %s is not updated: a node is not ready or unavailable, with no rollout", name), true
 	}
 	return "", false
 }

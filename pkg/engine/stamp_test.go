@@ -9,9 +9,9 @@ import (
 
 // The settle stamp on a written object changes only when the object it
 // was rendered with changes: facts that change nothing the object renders
-// from cost no write, and an earlier release's stamp of the same facts, or
-// of facts this release cannot compare, is kept (an upgrade writes nothing
-// for it); any other stamp is replaced by "facts/object".
+// from cost no write, and an earlier release's stamp of the same facts is
+// kept (an upgrade writes nothing for it); any other stamp is replaced by
+// "facts/object" (an earlier scheme's alone is no drift: apply.Syncer).
 func TestSettleStampIsKeptWhileTheObjectIsTheSame(t *testing.T) {
 	fresh := evaluate(t, nil, "psi-enable", liveMap{})
 	if fresh.Desired == nil || fresh.FactPrint == "" || fresh.ObjectPrint == "" {
@@ -27,7 +27,7 @@ func TestSettleStampIsKeptWhileTheObjectIsTheSame(t *testing.T) {
 	}{
 		{"othrfacts/" + fresh.ObjectPrint, "othrfacts/" + fresh.ObjectPrint}, // the facts changed, the object did not
 		{fresh.FactPrint, fresh.FactPrint},                                   // an earlier release's stamp of the same facts
-		{"othrfacts", "othrfacts"},                                           // an earlier release's stamp of a scheme this one cannot compare: kept (an upgrade writes nothing)
+		{"othrfacts", now},                                                   // an earlier scheme's facts alone: the new stamp (apply.Syncer writes it only with a real change)
 		{settle.Scheme + "othrfacts", now},                                   // facts alone of this scheme, other facts
 		{"othrfacts/othrobject", now},                                        // facts and object changed
 		{"", now},                                                            // never stamped

@@ -38,7 +38,7 @@ var VendorRules = []VendorRule{
 		ProvenBy:   "TestPoolOfNodesAsMCO",
 	},
 	{
-		Rule:       "a pool is at rest only when MCO judged its latest generation, reports it Updated (every machine updated, ready and available), not Updating nor Degraded, and its nodes run the spec's render; a paused pool rolls nothing",
+		Rule:       "a pool is at rest only when MCO judged its latest generation, reports it Updated (every machine updated, ready and available), not Updating nor Degraded, and its nodes run the spec's render; a rollout is the status's render not being the spec's (held until done); Degraded, or not Updated with no rollout (a node not ready), is held at most an hour; a paused pool rolls nothing",
 		Source:     "openshift/machine-config-operator `pkg/controller/node/status.go` `calculateStatus`",
 		EnforcedBy: "`engine.PoolBusy` (the gate's busy-pool check)",
 		ProvenBy:   "TestPoolStateAsMCOWritesIt, TestGateAgainstTheOracle",

@@ -36,7 +36,13 @@ type poolWaits struct {
 // wait not asked about for a while (the write was staged, or stopped being
 // due) has ended: the next one starts afresh, never inheriting an old start
 // that would let it skip the wait.
-type episode struct{ first, last time.Time }
+type episode struct {
+	first, last time.Time
+	// bounded is when the wait became one that ends by itself (zero:
+	// it holds until the pool is at rest): the bound counts from there,
+	// never from an unbounded hold before it.
+	bounded time.Time
+}
 
 func newPoolWaits() *poolWaits {
 	return &poolWaits{since: map[string]episode{}, now: time.Now}
@@ -76,9 +82,15 @@ func (p *poolWaits) wait(rc *rendercontext.RenderContext, key string, dis engine
 	now := p.now()
 	e, ok := p.since[key]
 	if !ok || now.Sub(e.last) > 2*poolBusyRecheck {
-		e.first = now
+		e.first, e.bounded = now, time.Time{}
 	}
 	e.last = now
+	switch {
+	case !bounded:
+		e.bounded = time.Time{}
+	case e.bounded.IsZero():
+		e.bounded = now
+	}
 	p.since[key] = e
 	if !bounded {
 		waited := now.Sub(e.first).Truncate(time.Minute)
@@ -90,7 +102,7 @@ func (p *poolWaits) wait(rc *rendercontext.RenderContext, key string, dis engine
 		}
 		return msg, poolBusyRecheck, true
 	}
-	left := e.first.Add(PoolBusyBound).Sub(now)
+	left := e.bounded.Add(PoolBusyBound).Sub(now)
 	if left <= 0 {
 		delete(p.since, key) // waited long enough: the write goes
 		return "", 0, false

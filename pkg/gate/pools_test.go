@@ -100,6 +100,22 @@ func TestPoolBusyHoldsRebootWrites(t *testing.T) {
 			t.Fatalf("a write onto a rolling pool and a degraded one: %v %q", held, why)
 		}
 	}
+	// Rolling for over the bound, then degraded: the bound counts from
+	// when the wait became bounded, never from the rollout before it.
+	rolling := &rendercontext.RenderContext{}
+	rolling.Pools = []*unstructured.Unstructured{mcoPool("z", nil, "Updating")}
+	for i := 0; i < int(PoolBusyBound/poolBusyRecheck)+10; i++ {
+		now = now.Add(poolBusyRecheck)
+		if _, _, held := p.wait(rolling, "a-z", mc("z")); !held {
+			t.Fatal("a rolling pool holds")
+		}
+	}
+	degraded := &rendercontext.RenderContext{}
+	degraded.Pools = []*unstructured.Unstructured{mcoPool("z", nil, "Degraded")}
+	now = now.Add(poolBusyRecheck)
+	if why, _, held := p.wait(degraded, "a-z", mc("z")); !held || !strings.Contains(why, "degraded") {
+		t.Fatalf("degraded after a long rollout: the bounded wait starts now: %v %q", held, why)
+	}
 	unread := &rendercontext.RenderContext{}
 	unread.PoolsErr = errForbidden
 	for range 200 {

@@ -86,12 +86,14 @@ func fleetSpecs(ctx context.Context) {
 		// written once): two reconciles in a row write nothing.
 		reconciledSince(poke())
 		Eventually(settling).WithTimeout(testSettle + 30*time.Second).Should(BeEmpty())
-		Eventually(func() []string {
+		quiet := func() []string {
 			mark := requests.mark()
 			reconciledSince(poke())
 			reconciledSince(poke())
 			return writes(requests.since(mark))
-		}).WithTimeout(time.Minute).Should(BeEmpty(), "steady state writes nothing")
+		}
+		Eventually(quiet).WithTimeout(time.Minute).Should(BeEmpty(), "steady state writes nothing")
+		Expect(quiet()).To(BeEmpty(), "and keeps writing nothing")
 
 		// A state change is written: psi excluded by the root list, then back.
 		setExclusion := func(v string) {
