@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -359,22 +358,14 @@ var _ = Describe("Autopilot", Ordered, func() {
 	It("deletes an earlier release's KubeletConfig with the write of the one that carries its settings now, never before it", func() {
 		requireVendorCRDs()
 		const oldKC, ourKC, admin = "kubevirt-worker-cpu-manager", "kubevirt-kubelet-worker", "carried-admin-tuning"
-		poolGVK := mcGVK.GroupVersion().WithKind("MachineConfigPool")
-		installCRD(ctx, readCRD(filepath.Join(vendorDir(), "openshift", "machineconfigpool-crd.yaml")))
-		if get(poolGVK, "", "worker") == nil {
-			pool := newObj(poolGVK, "", "worker")
-			pool.SetLabels(map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": ""})
-			Expect(unstructured.SetNestedField(pool.Object, map[string]any{"matchLabels": map[string]any{"machineconfiguration.openshift.io/role": "worker"}}, "spec", "machineConfigSelector")).To(Succeed())
-			Expect(unstructured.SetNestedField(pool.Object, map[string]any{"matchLabels": map[string]any{"node-role.kubernetes.io/worker": ""}}, "spec", "nodeSelector")).To(Succeed())
-			Expect(k8s.Create(ctx, pool)).To(Succeed())
+		if workerPoolAtRest(ctx) {
 			// Left as it was: a pool decides which nodes' facts each pool's
 			// objects render from, for the specs that follow.
 			DeferCleanup(func() {
-				Expect(client.IgnoreNotFound(k8s.Delete(ctx, newObj(poolGVK, "", "worker")))).To(Succeed())
+				Expect(client.IgnoreNotFound(k8s.Delete(ctx, newObj(mcGVK.GroupVersion().WithKind("MachineConfigPool"), "", "worker")))).To(Succeed())
 				untilSettled()
 			})
 		}
-		setPoolState(ctx, "worker", false)
 		Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Unchanged))
 		selectWorker := map[string]any{"matchLabels": map[string]any{"pools.operator.machineconfiguration.openshift.io/worker": ""}}
 

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,7 +19,6 @@ import (
 // KubeletConfig, in one write the gate judges, leaving the admin's
 // settings to it.
 func dropInSpecs(ctx context.Context) {
-	poolGVK := mcGVK.GroupVersion().WithKind("MachineConfigPool")
 	const ours, dropIn, unit, admin = "kubevirt-kubelet-worker", "90-worker-kubevirt-kubelet", "01-worker-kubelet", "dropin-admin-tuning"
 
 	It("moves the worker kubelet settings into a drop-in once the kubelet reads the folder, in one write inside the window, and leaves the admin's KubeletConfig its settings", func() {
@@ -28,16 +26,7 @@ func dropInSpecs(ctx context.Context) {
 		reconciledSince(poke())
 		Eventually(func() *unstructured.Unstructured { return get(kcGVK, "", ours) }).ShouldNot(BeNil())
 		Eventually(outcomeOf("kubelet-worker")).Should(Equal(engine.Unchanged))
-		installCRD(ctx, readCRD(filepath.Join(vendorDir(), "openshift", "machineconfigpool-crd.yaml")))
-		if get(poolGVK, "", "worker") == nil {
-			// As the KubeletConfig spec leaves it when it ran first.
-			pool := newObj(poolGVK, "", "worker")
-			pool.SetLabels(map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": ""})
-			Expect(unstructured.SetNestedField(pool.Object, map[string]any{"matchLabels": map[string]any{"machineconfiguration.openshift.io/role": "worker"}}, "spec", "machineConfigSelector")).To(Succeed())
-			Expect(unstructured.SetNestedField(pool.Object, map[string]any{"matchLabels": map[string]any{"node-role.kubernetes.io/worker": ""}}, "spec", "nodeSelector")).To(Succeed())
-			Expect(k8s.Create(ctx, pool)).To(Succeed())
-		}
-		setPoolState(ctx, "worker", false)
+		workerPoolAtRest(ctx)
 		opensAt := closedWindow("admin")
 
 		// An admin's KubeletConfig on the worker pool: before the drop-in

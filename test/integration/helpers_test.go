@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -355,4 +356,24 @@ func setPoolState(ctx context.Context, name string, rolling bool) {
 		}
 		return k8s.Status().Update(ctx, p)
 	}).Should(Succeed())
+}
+
+// workerPoolAtRest makes sure the worker MachineConfigPool exists (its CRD
+// from the vendor, the pool as OpenShift ships it, as the KubeletConfig
+// spec leaves it when it ran first) and is at rest; created says whether
+// this call created it.
+func workerPoolAtRest(ctx context.Context) (created bool) {
+	GinkgoHelper()
+	poolGVK := mcGVK.GroupVersion().WithKind("MachineConfigPool")
+	installCRD(ctx, readCRD(filepath.Join(vendorDir(), "openshift", "machineconfigpool-crd.yaml")))
+	if get(poolGVK, "", "worker") == nil {
+		pool := newObj(poolGVK, "", "worker")
+		pool.SetLabels(map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": ""})
+		Expect(unstructured.SetNestedField(pool.Object, map[string]any{"matchLabels": map[string]any{"machineconfiguration.openshift.io/role": "worker"}}, "spec", "machineConfigSelector")).To(Succeed())
+		Expect(unstructured.SetNestedField(pool.Object, map[string]any{"matchLabels": map[string]any{"node-role.kubernetes.io/worker": ""}}, "spec", "nodeSelector")).To(Succeed())
+		Expect(k8s.Create(ctx, pool)).To(Succeed())
+		created = true
+	}
+	setPoolState(ctx, "worker", false)
+	return created
 }
