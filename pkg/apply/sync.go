@@ -127,7 +127,9 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 	res.Opponents, certain = opponents(d.Live, diff)
 	w := gate.ForDecision(d, gate.Correct, diff, res.Opponents)
 	res.Disruption = &w.Disruption
-	if v, spent := s.Gate.Spent(w); spent {
+	if v := s.Gate.Peek(rc, w); !v.Go {
+		// Held (by whichever check comes first, in the gate's order):
+		// nothing is sent, not even a dry run.
 		return held(res, v)
 	}
 	if !certain && !s.isVerified(id, "drifted "+stamp) {
@@ -151,10 +153,7 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 }
 
 // held is the result of a write the gate did not let go.
-func held(res engine.Result, v gate.Verdict) engine.Result {
-	res.Outcome, res.Reason, res.RetryAfter = v.Outcome, v.Reason, v.RetryAfter
-	return res
-}
+func held(res engine.Result, v gate.Verdict) engine.Result { return v.Held(res, "") }
 
 // failed is the result of a request that did not succeed, naming the
 // object: a refusal on its merits is the gate's (no budget spent, no

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -15,6 +16,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -244,6 +246,7 @@ func evaluate(ctx context.Context, o renderOptions, src Source) (*evaluation, er
 	rc := rendercontext.New(withActivation(in.Facts, o.activation))
 	e.act = engine.ActivationOf(rc, cat)
 	e.eval = ev.Preview(ctx, cat, rc, live)
+	gate.Preview(cat, e.eval, time.Now())
 	if e.reads != nil {
 		e.reads.targets(ctx, e.eval)
 	}

@@ -98,7 +98,18 @@ func (p *pass) step(d *engine.Decision, rc *rendercontext.RenderContext) engine.
 	var res engine.Result
 	switch d.Verdict {
 	case engine.VerdictIncluded:
-		res = r.syncer.Sync(ctx, rc, d) // the gate judges inside, just before a write
+		view := rc
+		if d.Replaces != nil {
+			// Its write deletes the object it replaces: judged, like every
+			// deletion, on the HCO as the API server has it now.
+			fresh, err := p.intent.context(ctx)
+			if err != nil {
+				res = engine.Result{Outcome: engine.Failed, Reason: err.Error(), Err: err}
+				break
+			}
+			view = fresh
+		}
+		res = r.syncer.Sync(ctx, view, d) // the gate judges inside, just before a write
 		if d.Replaces != nil {
 			res = r.replaced(ctx, d, res, p.intent)
 		}

@@ -170,9 +170,7 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 	if !v.Go {
 		// Deleting a MachineConfig rolls its pools like any write: the
 		// same window, pool and report-only rules.
-		res.Outcome, res.RetryAfter = v.Outcome, v.RetryAfter
-		res.Reason = "switched off; the deletion waits: " + v.Reason
-		return res
+		return v.Held(res, "switched off; the deletion waits")
 	}
 	deleted, why, err := apply.Delete(ctx, r.writer, engine.GuardFor(fresh), live)
 	switch {
@@ -214,9 +212,7 @@ func (r *Reconciler) replaced(ctx context.Context, d *engine.Decision, res engin
 		w = gate.ForRemoval(fresh, gate.Supersede, d.Asset.Name, old, d.ReportOnly)
 		res.Disruption = &w.Disruption
 		if v = r.gate.Judge(fresh, w); !v.Go {
-			res.Outcome, res.RetryAfter = v.Outcome, v.RetryAfter
-			res.Reason = fmt.Sprintf("%s, which it replaces, waits to be deleted: %s", engine.ObjectKey(old), v.Reason)
-			return res
+			return v.Held(res, engine.ObjectKey(old)+", which it replaces, waits to be deleted")
 		}
 	default:
 		return res // held or failed: the pair waits together

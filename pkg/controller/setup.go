@@ -140,7 +140,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := gate.New(gate.Config{Throttle: opts.Throttle, SettlePeriod: opts.SettlePeriod, Resync: opts.Resync, Now: opts.Now})
+	g := gate.New(gate.Config{Throttle: opts.Throttle, SettlePeriod: opts.SettlePeriod, Resync: opts.Resync, Now: opts.Now, Catalog: opts.Catalog})
 	r := &Reconciler{
 		opts:      opts,
 		reader:    reader,
@@ -155,7 +155,7 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 	r.evaluator.Hold = r.backingOff
 	r.impacts = newImpacts(reader.Direct(), r.now)
 	if opts.StatusNamespace != "" {
-		r.fleet = &fleetstatus.Writer{Reader: reader, Client: mgr.GetClient(), Namespace: opts.StatusNamespace, Version: opts.Version, Now: opts.Now, Budget: g.Budget}
+		r.fleet = &fleetstatus.Writer{Reader: reader, Client: mgr.GetClient(), Namespace: opts.StatusNamespace, Version: opts.Version, Now: opts.Now, Budget: g.Budget, Refund: g.Refund}
 	}
 	hco := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: opts.Namespace, Name: rendercontext.HCOName}}
 	toHCO := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {

@@ -118,9 +118,9 @@ func (p *pass) carrierHolds(assets string) (string, bool) {
 	return "", false
 }
 
-// judgeRemoval is the hold every tombstone deletion passes: first (when
-// set) why it must wait for another write, then the gate, judged on the
-// HCO as the API server has it now (the Guard's confirm just read it): a
+// judgeRemoval is the hold every tombstone deletion passes: the gate, with
+// (when set) why it must wait for another write as the write's
+// dependency, judged on the HCO as the API server has it now (the Guard's confirm just read it): a
 // window just added holds. Deleting an old MachineConfig or
 // KubeletConfig rolls every pool it reaches: the gate judges it like any
 // write.
@@ -132,9 +132,7 @@ func (p *pass) judgeRemoval(waits func(*unstructured.Unstructured) (string, bool
 		}
 		w := gate.ForRemoval(fresh, gate.Tombstone, "", live, false)
 		if waits != nil {
-			if why, held := waits(live); held {
-				return w.Disruption, why, true
-			}
+			w.Waits, _ = waits(live)
 		}
 		v := p.r.gate.Judge(fresh, w)
 		if !v.Go {

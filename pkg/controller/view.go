@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
@@ -18,6 +19,7 @@ func (r *Reconciler) Preview(ctx context.Context) (engine.Evaluation, []engine.N
 		return engine.Evaluation{}, nil, err
 	}
 	eval := r.evaluator.Preview(ctx, r.opts.Catalog, rendercontext.New(facts), r.reader)
+	gate.Preview(r.opts.Catalog, eval, r.now())
 	return eval, r.evaluator.Notices(r.opts.Catalog, eval), nil
 }
 

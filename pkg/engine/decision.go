@@ -162,6 +162,9 @@ type Decision struct {
 	// ObjectPrint hashes the object rendered from those facts (before a
 	// person's patch), set with FactPrint when the asset is active.
 	ObjectPrint string
+	// IntentPrint hashes what a person chose that the object renders
+	// from (IntentPrint), set with FactPrint when the asset is active.
+	IntentPrint string
 	// Held: the asset's backoff after a failure has not expired, so it was
 	// not evaluated (VerdictFailed); its last recorded state stands.
 	Held bool
@@ -304,10 +307,31 @@ type Result struct {
 	// Object is the server's copy after a write.
 	Object *unstructured.Unstructured
 	Err    error
+	// Annotation names the HCO annotation not understood that held the
+	// write (Invalid by the gate); the decision's own when "".
+	Annotation string
 	// Disruption is what the gate judged the write (or deletion) does to
 	// nodes, nil when nothing was judged: reports say what was judged,
 	// never a second computation of it (Judged).
 	Disruption *Disruption
+}
+
+// InvalidAnnotation names the annotation not understood behind an Invalid
+// outcome: the gate's (an exclusion entry holding a write), else the
+// decision's.
+func InvalidAnnotation(d *Decision, res Result) string {
+	if res.Annotation != "" {
+		return res.Annotation
+	}
+	return d.Annotation
+}
+
+// InvalidReasonOf is why InvalidAnnotation was not understood.
+func InvalidReasonOf(d *Decision, res Result) InvalidReason {
+	if res.Annotation != "" {
+		return Malformed
+	}
+	return d.InvalidReason
 }
 
 // Judged is what res's write does to nodes: as the gate judged it, else

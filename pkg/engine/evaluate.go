@@ -249,15 +249,24 @@ func (e *Evaluator) Evaluate(ctx context.Context, a *catalog.Asset, rc *renderco
 			d.fail(err)
 			return d
 		}
+		if d.IntentPrint, err = IntentPrint(a, rc, e.Renderer.ReadsOf(a.Path)); err != nil {
+			d.fail(err)
+			return d
+		}
 		d.ObjectPrint = objectPrint(obj)
-		stampValue := d.SettlePrint().Stamp()
+		now := d.SettlePrint()
+		stampValue := now.Stamp()
 		if d.Live != nil {
 			was := d.Live.GetAnnotations()[annotations.Facts]
 			switch p := settle.ParseStamp(was); {
-			case p.Object == d.ObjectPrint:
+			case p.Object == d.ObjectPrint && (p.Intent == now.Intent || p.Intent == ""):
 				// The facts changed nothing the object is rendered from:
 				// its stamp stays as written, so a fact that changes no
-				// object costs no write.
+				// object costs no write. (A person's change that renders
+				// the same object is stamped: a later fact change must not
+				// read as theirs. A stamp without intent, of an earlier
+				// release, stays until the next real write: it tells no
+				// intent, so it charges nothing.)
 				stampValue = was
 			case p.Object == "" && p.Facts == d.FactPrint:
 				// An earlier release's stamp (facts alone) of the same

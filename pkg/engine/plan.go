@@ -36,10 +36,6 @@ type Walk struct {
 	rc   *rendercontext.RenderContext
 	live LiveReader
 	act  Activation
-	// unsure: an exclusion entry not understood may have meant to protect
-	// any object; until it is fixed, nothing that reboots a pool or
-	// changes remediation is written or removed.
-	unsure string
 	// split: the assets before it are the golden config's step.
 	split int
 	// Golden are the decisions of the first step, in catalog order; the
@@ -49,7 +45,7 @@ type Walk struct {
 
 // Begin starts a walk of cat against rc and evaluates the golden config.
 func (e *Evaluator) Begin(ctx context.Context, cat *catalog.Catalog, rc *rendercontext.RenderContext, live LiveReader) *Walk {
-	w := &Walk{e: e, ctx: ctx, cat: cat, rc: rc, live: live, act: ActivationOf(rc, cat), unsure: e.exclusionUnsure(cat, rc)}
+	w := &Walk{e: e, ctx: ctx, cat: cat, rc: rc, live: live, act: ActivationOf(rc, cat)}
 	// No golden config: everything renders from the HCO as it is.
 	for i := range cat.Assets {
 		if e.isHCOAsset(&cat.Assets[i]) {
@@ -171,10 +167,6 @@ func (w *Walk) decide(a *catalog.Asset, rc *rendercontext.RenderContext, unconve
 	case ok:
 		d = e.Evaluate(w.ctx, a, rc, w.live)
 		d.ReportOnly = d.ReportOnly || w.act.ReportOnly
-		if w.unsure != "" && d.Rendered != nil && (d.Verdict == VerdictIncluded || (d.Verdict == VerdictInactive && d.IntentOff)) && Settles(a, d.Rendered.GetKind()) {
-			d.Verdict, d.Annotation, d.InvalidReason, d.Desired = VerdictInvalid, annotations.DisabledResources, Malformed, nil
-			d.Reason = w.unsure + ": it may have meant this object, which reboots a pool or changes remediation, so it is left as it is until the entry is fixed"
-		}
 	default:
 		d = Decision{Asset: a, Verdict: VerdictPaused, Reason: why}
 		// Only the head naming its object, for reports (which object
@@ -202,16 +194,18 @@ func (e *Evaluator) Preview(ctx context.Context, cat *catalog.Catalog, rc *rende
 	return w.Rest(effective, "")
 }
 
-// exclusionUnsure says why the root exclusion list may not protect what a
+// ExclusionUnsure says why the root exclusion list may not protect what a
 // person meant: an entry that is malformed, or that names a kind no asset
-// renders (a plural, a typo); "" when every entry is understood.
-func (e *Evaluator) exclusionUnsure(cat *catalog.Catalog, rc *rendercontext.RenderContext) string {
+// of cat renders (a plural, a typo; with no catalog, any entry); "" when
+// every entry is understood. The gate holds on it (gate.Judge); nothing
+// else does.
+func ExclusionUnsure(cat *catalog.Catalog, rc *rendercontext.RenderContext) string {
 	if len(rc.ExclusionErrors) > 0 {
 		return fmt.Sprintf("HCO annotation %s has an entry not understood (%v)", annotations.DisabledResources, rc.ExclusionErrors[0])
 	}
 	for _, r := range rc.Exclusions.Rules {
 		known := false
-		for i := range cat.Assets {
+		for i := range catalogAssets(cat) {
 			if strings.EqualFold(cat.Assets[i].Component, r.Kind) {
 				known = true
 				break
@@ -222,6 +216,13 @@ func (e *Evaluator) exclusionUnsure(cat *catalog.Catalog, rc *rendercontext.Rend
 		}
 	}
 	return ""
+}
+
+func catalogAssets(cat *catalog.Catalog) []catalog.Asset {
+	if cat == nil {
+		return nil
+	}
+	return cat.Assets
 }
 
 // isHCOAsset: the golden config (reconcile order 0, its template writing

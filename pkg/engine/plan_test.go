@@ -2,11 +2,14 @@ package engine_test
 
 import (
 	"context"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 )
 
 // A root-exclusion entry not understood (malformed, or a kind no asset
@@ -22,7 +25,9 @@ func TestExclusionNotUnderstoodHoldsRebootingAssets(t *testing.T) {
 		"configmaps/x/y, KubeDescheduler/*/cluster":  true,
 	} {
 		ev, cat, rc := setup(t, map[string]string{annotations.DisabledResources: value})
-		for _, d := range ev.Preview(context.Background(), cat, rc, liveMap{}).Decisions {
+		eval := ev.Preview(context.Background(), cat, rc, liveMap{})
+		gate.Preview(cat, eval, time.Now()) // the hold is the gate's
+		for _, d := range eval.Decisions {
 			if d.Asset.Name == "psi-enable" && (d.Verdict == engine.VerdictInvalid) != held {
 				t.Errorf("%q: psi-enable %s (%s), held=%v wanted", value, d.Verdict, d.Reason, held)
 			}

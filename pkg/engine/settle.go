@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"reflect"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -178,7 +180,62 @@ func objectPrint(u *unstructured.Unstructured) string {
 // SettlePrint is what the settle rule judges d's write by: the facts its
 // object renders from and the object they render (pkg/settle).
 func (d *Decision) SettlePrint() settle.Print {
-	return settle.Print{Facts: d.FactPrint, Object: d.ObjectPrint}
+	p := settle.Print{Facts: d.FactPrint, Object: d.ObjectPrint, Intent: d.IntentPrint}
+	if p.Facts == settle.NoFacts {
+		p.Intent = "" // no write of it is fact-driven: nothing to tell apart
+	}
+	return p
+}
+
+// IntentPrint is the print of what a person chose that an asset renders
+// from, the complement of FactPrint: the HCO's spec when its template
+// reads the HCO or its feature gates, the HCO's switches and storage
+// class annotations when it reads those, the exclusion list when it asks
+// what is excluded, and its conditions on a person's intent. Stamped with
+// the facts (settle.Print), it tells from the object alone whether a
+// pending write carries a person's change (never held, never charged to
+// the fact budget), after a restart as before it.
+func IntentPrint(a *catalog.Asset, rc *rendercontext.RenderContext, reads render.Reads) (string, error) {
+	in := map[string]any{}
+	if reads.Field("HCO") || reads.Funcs["featureGate"] {
+		in["spec"] = rc.HCO["spec"]
+	}
+	if reads.Funcs["switch"] || reads.Funcs["storageClassAnnotation"] {
+		sw := map[string]string{}
+		for k, v := range rc.HCOObject().GetAnnotations() {
+			if rendersFrom(k) {
+				sw[k] = v
+			}
+		}
+		in["switches"] = sw
+	}
+	if reads.Funcs["excluded"] {
+		in["excluded"], _ = rc.HCOAnnotation(annotations.DisabledResources)
+	}
+	conds := map[string]any{}
+	for _, c := range a.Conditions {
+		if Intent(c) {
+			holds, err := conditionHolds(a, c, rc)
+			conds[c.String()] = holds && err == nil
+		}
+	}
+	if len(conds) > 0 {
+		in["conditions"] = conds
+	}
+	if len(in) == 0 {
+		return "none", nil
+	}
+	return shortHash(in)
+}
+
+// rendersFrom: an HCO annotation a template may read: a switch (switch
+// "enable-x" reads platform.kubevirt.io/enable-x) or a storage class
+// (storageClassAnnotation names a platform.kubevirt.io/...-storage-class).
+// Not how or when the autopilot acts (window, activation, exclusions,
+// yield-to), nor what it stamps on objects it writes.
+func rendersFrom(key string) bool {
+	name, ok := strings.CutPrefix(key, annotations.SwitchPrefix)
+	return ok && (strings.HasPrefix(name, "enable-") || strings.HasSuffix(name, "-storage-class"))
 }
 
 // volatile are the fields that change without the object's meaning

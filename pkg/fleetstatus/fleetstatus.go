@@ -126,6 +126,10 @@ type Writer struct {
 	// change (nil: unbounded), so a writer that keeps changing the
 	// ConfigMap (a policy set to enforce other values) is no hot loop.
 	Budget func(id string) (bool, time.Duration)
+	// Refund gives back the token Budget took for a write that changed
+	// nothing (refused or failed at the API server): a refusal is not a
+	// fight (nil: nothing to give back).
+	Refund func(id string)
 
 	mu sync.Mutex
 	// wrote is the last write, while the cache may not show it yet: safe
@@ -214,12 +218,18 @@ func (w *Writer) write(ctx context.Context, data map[string]string) (bool, time.
 	// Saying again what it said last is undoing someone else's change
 	// (an edit, or a deletion: a writer that keeps deleting it is no
 	// less a fight).
+	took := false
 	if undo := w.said != nil && !differs(nil, w.said, u); undo && w.Budget != nil {
-		if ok, wait := w.Budget(engine.Identity(u)); !ok {
+		ok, wait := w.Budget(engine.Identity(u))
+		if !ok {
 			return false, 0, &PausedError{Wait: wait}
 		}
+		took = true
 	}
 	if err := w.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(annotations.FieldManager), client.ForceOwnership); err != nil {
+		if took && w.Refund != nil {
+			w.Refund(engine.Identity(u)) // nothing changed: no budget spent
+		}
 		return false, 0, fmt.Errorf("write ConfigMap %s/%s: %w", w.Namespace, Name, err)
 	}
 	w.wrote = &written{before: rv, after: u.GetResourceVersion(), data: data, at: w.now()}

@@ -8,9 +8,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
 )
@@ -224,6 +226,54 @@ func TestRecreatingIsBudgeted(t *testing.T) {
 	var paused *PausedError
 	if changed, _, err := w.Write(ctx, st); changed || !errors.As(err, &paused) {
 		t.Fatalf("a deletion loop is budgeted: %v %v", changed, err)
+	}
+}
+
+// An undo the API server refuses (an admission policy, a lost verb)
+// changed nothing: its token is given back, so refusals are never spent
+// as a fight, and the next undo, once allowed, goes.
+func TestRefusedUndoSpendsNoBudget(t *testing.T) {
+	ctx := context.Background()
+	refuse := false
+	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			if refuse {
+				return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, Name, errors.New("denied by policy"))
+			}
+			return c.Apply(ctx, obj, opts...)
+		}}).Build()
+	n := 1
+	w := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1",
+		Budget: func(string) (bool, time.Duration) {
+			if n == 0 {
+				return false, time.Minute
+			}
+			n--
+			return true, 0
+		},
+		Refund: func(string) { n++ }}
+	st := []features.Status{{Name: "psi", State: features.Active}}
+	if changed, _, err := w.Write(ctx, st); !changed || err != nil {
+		t.Fatalf("first write: %v %v", changed, err)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: Name}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["psi.compliance"] = "Changed"
+	if err := c.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	refuse = true
+	for i := 0; i < 3; i++ {
+		var paused *PausedError
+		if _, _, err := w.Write(ctx, st); err == nil || errors.As(err, &paused) || !apierrors.IsForbidden(errors.Unwrap(err)) {
+			t.Fatalf("refusal %d: %v", i, err)
+		}
+	}
+	refuse = false
+	if changed, _, err := w.Write(ctx, st); !changed || err != nil {
+		t.Fatalf("refusals spent the budget: %v %v", changed, err)
 	}
 }
 

@@ -27,13 +27,12 @@ const (
 // factBudget judges w against its object's fact budget at now: the
 // record to write if w goes (a fact-driven reboot), or why it is held and
 // for how long. A write that facts did not ask for is not counted, nor
-// one that carries a person's change made since the facts changed
-// (intent): the stamp keeps the facts it was written from while they
-// change nothing the object renders, so a later edit of the HCO looks
-// fact-driven by the stamp alone.
-func factBudget(w Write, now time.Time, resync time.Duration, intent bool) (record, why string, retry time.Duration, spent bool) {
+// one that carries a person's change made since it was written: the
+// stamp's intent print tells (settle.FactDriven), not this process's
+// memory, so a restart or a new leader decides the same.
+func factBudget(w Write, now time.Time, resync time.Duration) (record, why string, retry time.Duration, spent bool) {
 	s := w.Settle
-	if s == nil || !s.Exists || w.Op.Deletes() || !w.Disruption.Reboot || intent {
+	if s == nil || !s.Exists || w.Op.Deletes() || !w.Disruption.Reboot {
 		return "", "", 0, false
 	}
 	if driven, known := settle.FactDriven(s.Now, s.Live); !driven || !known {

@@ -37,6 +37,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
@@ -73,6 +74,11 @@ const (
 // Deletes reports whether op removes its object.
 func (op Op) Deletes() bool { return op == SwitchOff || op == Tombstone || op == Supersede }
 
+// Budgeted reports whether op spends the object's write budget: a write
+// that undoes someone else's change (a correction, a merge, a re-creation
+// of what someone deleted).
+func (op Op) Budgeted() bool { return op == Correct || op == Merge || op == Recreate }
+
 // Write is one write, as the gate judges it.
 type Write struct {
 	Op Op
@@ -92,6 +98,12 @@ type Write struct {
 	// live object. nil: the write never waits for facts (a deletion is a
 	// person's or a release's intent).
 	Settle *Settle
+	// Sensitive: the object reboots a pool or changes remediation (an
+	// exclusion entry not understood holds it, whatever the write).
+	Sensitive bool
+	// Waits, when set, is why the write waits for another (the object
+	// that carries its settings): the planner's dependency.
+	Waits string
 	// Drift and Opponents describe a correction, for messages.
 	Drift     []string
 	Opponents []string
@@ -122,6 +134,9 @@ type Verdict struct {
 	// FactRollouts, when set, is the record the write must carry
 	// (annotations.FactRollouts): it is a fact-driven rollout, counted.
 	FactRollouts string
+	// Annotation names the HCO annotation not understood that holds the
+	// write (Invalid).
+	Annotation string
 }
 
 // Config sizes the gate's clocks.
@@ -134,6 +149,9 @@ type Config struct {
 	// Now is the clock of windows, pool waits, settling and backoff; nil
 	// is time.Now.
 	Now func() time.Time
+	// Catalog tells which kinds an exclusion entry may name (nil: none is
+	// known, so any entry holds what reboots a pool).
+	Catalog *catalog.Catalog
 }
 
 // Gate judges writes. Safe for concurrent use (the debug endpoints read
@@ -161,44 +179,178 @@ func New(cfg Config) *Gate {
 	return g
 }
 
-// Judge says whether w may be sent now, judged on this reconcile's facts
-// rc (for a deletion, the context with the HCO as just re-read). A Go
-// verdict of a correction or re-creation has taken its token: a write the
-// API server then refuses gives it back (Refused).
+// Judge says whether w may be sent now, judged on this pass's view of the
+// cluster rc (for a deletion and for a write paired with one, the context
+// with the HCO as just re-read). A Go verdict of a correction or
+// re-creation has taken its token: a write the API server then refuses
+// gives it back (Refused).
 func (g *Gate) Judge(rc *rendercontext.RenderContext, w Write) Verdict {
-	if w.ReportOnly {
-		return reportOnly(w)
-	}
-	if w.Settle != nil && w.Asset != "" && !w.Op.Deletes() {
-		if left, wait := g.settle.Wait(w.Asset, w.Settle.Now, w.Settle.Live, w.Settle.Exists); wait {
-			return Verdict{Outcome: engine.Settling, RetryAfter: left,
-				Reason: fmt.Sprintf("the hardware, topology or objects it renders from changed and change the object; this write reboots a pool or changes remediation, so it waits until the change has held for %s (at most %d periods while it keeps changing)", g.cfg.SettlePeriod, settle.HoldFactor)}
+	return g.judge(rc, w, true)
+}
+
+// Peek is Judge without taking a token: the same checks in the same order,
+// for a correction about to be confirmed by a dry run (nothing is sent,
+// not even the dry run, while any check holds it). The Judge that follows
+// decides.
+func (g *Gate) Peek(rc *rendercontext.RenderContext, w Write) Verdict {
+	return g.judge(rc, w, false)
+}
+
+// Order names the gate's checks in the order Judge asks them: the first
+// that holds decides the outcome. docs/reliability.md documents it; the
+// gate's tests pin every pair.
+var Order = []string{"report-only", "input", "dependency", "settle", "fact budget", "window", "pools", "write budget"}
+
+// judgement is one pass of the checks over one write.
+type judgement struct {
+	g    *Gate
+	rc   *rendercontext.RenderContext
+	w    Write
+	now  time.Time
+	take bool
+	// record is the fact budget's record the write carries if it goes.
+	record string
+}
+
+// check is one rule of the gate: held, and the verdict that stands instead.
+type check func(j *judgement) (Verdict, bool)
+
+// checks are the rules, by name (Order gives their order).
+var checks = map[string]check{
+	"report-only":  (*judgement).reportOnly,
+	"input":        (*judgement).input,
+	"dependency":   (*judgement).dependency,
+	"settle":       (*judgement).settle,
+	"fact budget":  (*judgement).factBudget,
+	"window":       (*judgement).window,
+	"pools":        (*judgement).pools,
+	"write budget": (*judgement).budget,
+}
+
+func (g *Gate) judge(rc *rendercontext.RenderContext, w Write, take bool) Verdict {
+	j := &judgement{g: g, rc: rc, w: w, now: g.cfg.Now(), take: take}
+	for _, name := range Order {
+		if v, held := checks[name](j); held {
+			return v
 		}
 	}
-	now := g.cfg.Now()
-	record, why, retry, spent := factBudget(w, now, g.cfg.Resync, w.Asset != "" && g.settle.Intent(w.Asset))
+	v := Verdict{Go: true, FactRollouts: j.record}
+	v.Took = take && w.Op.Budgeted()
+	return v
+}
+
+// reportOnly: nothing is written or deleted, ever (Drifted).
+func (j *judgement) reportOnly() (Verdict, bool) {
+	if !j.w.ReportOnly {
+		return Verdict{}, false
+	}
+	return reportOnly(j.w), true
+}
+
+// input: an entry of the HCO's exclusion list that is not understood may
+// have meant any object; until it is fixed, nothing that reboots a pool
+// or changes remediation is written or deleted, on any path (Invalid).
+func (j *judgement) input() (Verdict, bool) {
+	if !j.w.Sensitive {
+		return Verdict{}, false
+	}
+	why := engine.ExclusionUnsure(j.g.cfg.Catalog, j.rc)
+	if why == "" {
+		return Verdict{}, false
+	}
+	return Verdict{Outcome: engine.Invalid, Annotation: annotations.DisabledResources, RetryAfter: j.g.cfg.Resync,
+		Reason: why + ": it may have meant this object, which reboots a pool or changes remediation, so it is left as it is until the entry is fixed"}, true
+}
+
+// dependency: a write that goes with another (the carrier of its
+// settings) waits for it, so a pool never rolls twice for one change.
+func (j *judgement) dependency() (Verdict, bool) {
+	if j.w.Waits == "" {
+		return Verdict{}, false
+	}
+	return Verdict{Outcome: engine.MissingDependency, Reason: j.w.Waits, RetryAfter: j.g.cfg.Resync}, true
+}
+
+// settle: a write that changed facts ask for, and that changes the
+// object, waits for them to hold (Settling).
+func (j *judgement) settle() (Verdict, bool) {
+	w := j.w
+	if w.Settle == nil || w.Asset == "" || w.Op.Deletes() {
+		return Verdict{}, false
+	}
+	left, wait := j.g.settle.Wait(w.Asset, w.Settle.Now, w.Settle.Live, w.Settle.Exists)
+	if !wait {
+		return Verdict{}, false
+	}
+	return Verdict{Outcome: engine.Settling, RetryAfter: left,
+		Reason: fmt.Sprintf("the hardware, topology or objects it renders from changed and change the object; this write reboots a pool or changes remediation, so it waits until the change has held for %s (at most %d periods while it keeps changing)", j.g.cfg.SettlePeriod, settle.HoldFactor)}, true
+}
+
+// factBudget: a fact-driven write that reboots a pool goes at most
+// FactRolloutBudget times per FactRolloutWindow (Staged).
+func (j *judgement) factBudget() (Verdict, bool) {
+	record, why, retry, spent := factBudget(j.w, j.now, j.g.cfg.Resync)
 	if spent {
-		return Verdict{Outcome: engine.Staged, Reason: why, RetryAfter: retry}
+		return Verdict{Outcome: engine.Staged, Reason: why, RetryAfter: retry}, true
 	}
-	if why, opens, staged := engine.Staging(rc, w.Disruption, now); staged {
-		// Back when the window opens, and no later than the resync: a
-		// staged write must not suspend it for days.
-		retry := g.cfg.Resync
-		if !opens.IsZero() {
-			retry = min(max(opens.Sub(now), time.Second), g.cfg.Resync)
+	j.record = record
+	return Verdict{}, false
+}
+
+// window: a write that reboots a pool goes only while the HCO's window is
+// open, or when it has none (Staged).
+func (j *judgement) window() (Verdict, bool) {
+	why, opens, staged := engine.Staging(j.rc, j.w.Disruption, j.now)
+	if !staged {
+		return Verdict{}, false
+	}
+	// Back when the window opens, and no later than the resync: a staged
+	// write must not suspend it for days.
+	retry := j.g.cfg.Resync
+	if !opens.IsZero() {
+		retry = min(max(opens.Sub(j.now), time.Second), j.g.cfg.Resync)
+	}
+	return Verdict{Outcome: engine.Staged, Reason: why, RetryAfter: retry}, true
+}
+
+// pools: a write that reboots a pool waits while a pool it reaches is busy
+// (Settling).
+func (j *judgement) pools() (Verdict, bool) {
+	why, retry, held := j.g.pools.wait(j.rc, j.w.ID, j.w.Disruption)
+	if !held {
+		return Verdict{}, false
+	}
+	return Verdict{Outcome: engine.Settling, Reason: why, RetryAfter: retry}, true
+}
+
+// budget: a correction, merge or re-creation takes a token from the
+// object's bucket (Throttled); a peek only looks.
+func (j *judgement) budget() (Verdict, bool) {
+	if !j.w.Op.Budgeted() {
+		return Verdict{}, false
+	}
+	if !j.take {
+		if wait := j.g.throttle.Wait(j.w.ID); wait > 0 {
+			return throttled(j.w, wait), true
 		}
-		return Verdict{Outcome: engine.Staged, Reason: why, RetryAfter: retry}
+		return Verdict{}, false
 	}
-	if why, retry, held := g.pools.wait(rc, w.ID, w.Disruption); held {
-		return Verdict{Outcome: engine.Settling, Reason: why, RetryAfter: retry}
+	if ok, wait := j.g.throttle.Allow(j.w.ID); !ok {
+		return throttled(j.w, wait), true
 	}
-	if w.Op == Correct || w.Op == Merge || w.Op == Recreate {
-		if ok, wait := g.throttle.Allow(w.ID); !ok {
-			return throttled(w, wait)
-		}
-		return Verdict{Go: true, Took: true, FactRollouts: record}
+	return Verdict{}, false
+}
+
+// Held is res as the write v did not let go leaves it: v's outcome, why
+// (after what, when set), when to look again, and the annotation not
+// understood behind an Invalid. Every path maps a held verdict here.
+func (v Verdict) Held(res engine.Result, what string) engine.Result {
+	res.Outcome, res.RetryAfter, res.Annotation = v.Outcome, v.RetryAfter, v.Annotation
+	res.Reason = v.Reason
+	if what != "" {
+		res.Reason = what + ": " + v.Reason
 	}
-	return Verdict{Go: true, FactRollouts: record}
+	return res
 }
 
 // Unspent gives back the token v (the verdict that let w go) took, for a
@@ -209,18 +361,6 @@ func (g *Gate) Unspent(w Write, v Verdict) {
 	if v.Took {
 		g.throttle.Refund(w.ID)
 	}
-}
-
-// Spent says, before anything is sent for a correction (not even a
-// dry-run), whether w's budget is spent; report-only has no budget.
-func (g *Gate) Spent(w Write) (Verdict, bool) {
-	if w.ReportOnly {
-		return Verdict{}, false
-	}
-	if wait := g.throttle.Wait(w.ID); wait > 0 {
-		return throttled(w, wait), true
-	}
-	return Verdict{}, false
 }
 
 // Observe records an asset's current settle print, whether or not it is
@@ -251,6 +391,10 @@ func IsRefusal(err error) bool {
 // not otherwise judge (the fleet status, a report): false and how long
 // until one is back when it is spent.
 func (g *Gate) Budget(id string) (bool, time.Duration) { return g.throttle.Allow(id) }
+
+// Refund gives back the token Budget took for id's write, which changed
+// nothing (refused or failed at the API server).
+func (g *Gate) Refund(id string) { g.throttle.Refund(id) }
 
 // Forget drops an object's budget once the autopilot removed it itself:
 // creating it again later is not a correction.
@@ -307,9 +451,10 @@ func ForDecision(d *engine.Decision, op Op, drift, opponents []string) Write {
 		op = Merge
 	}
 	w := Write{Op: op, ID: engine.Identity(d.Desired), Disruption: engine.DisruptionOf(d),
-		ReportOnly: d.ReportOnly, Drift: drift, Opponents: opponents}
+		ReportOnly: d.ReportOnly, Drift: drift, Opponents: opponents, Sensitive: sensitive(d.Desired)}
 	if d.Asset != nil {
 		w.Asset = d.Asset.Name
+		w.Sensitive = w.Sensitive || engine.Settles(d.Asset, d.Desired.GetKind())
 	}
 	unknownMove := d.PoolsUnknown && engine.MayMovePools(d.Desired.GetKind(), drift)
 	switch {
@@ -338,5 +483,13 @@ func ForDecision(d *engine.Decision, op Op, drift, opponents []string) Write {
 // ForRemoval describes the deletion of live by op (SwitchOff, Tombstone;
 // asset "" for a tombstone), judged on rc's pools.
 func ForRemoval(rc *rendercontext.RenderContext, op Op, asset string, live *unstructured.Unstructured, reportOnly bool) Write {
-	return Write{Op: op, ID: engine.Identity(live), Asset: asset, Disruption: engine.RemovalDisruption(rc, live), ReportOnly: reportOnly}
+	w := Write{Op: op, ID: engine.Identity(live), Asset: asset, Disruption: engine.RemovalDisruption(rc, live), ReportOnly: reportOnly}
+	w.Sensitive = sensitive(live) || w.Disruption.Reboot || len(w.Disruption.Actions) > 0
+	return w
+}
+
+// sensitive: u's kind reboots a pool or changes remediation, whatever
+// the asset (a tombstone has none).
+func sensitive(u *unstructured.Unstructured) bool {
+	return catalog.RebootKinds[u.GetKind()] || engine.RemediationKinds[u.GetKind()]
 }

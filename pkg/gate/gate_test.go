@@ -240,7 +240,7 @@ func write(p path, k kind, s state, rc *rendercontext.RenderContext) gate.Write 
 	d := &engine.Decision{Asset: asset, Verdict: engine.VerdictIncluded, Rendered: obj, Desired: obj, ReportOnly: s == reportOnly}
 	if k != none {
 		d.Pools, d.PoolsUnknown = rc.PoolsReached(obj), rc.PoolsErr != nil
-		d.FactPrint, d.ObjectPrint = settle.Scheme+"A", "X"
+		d.FactPrint, d.ObjectPrint, d.IntentPrint = settle.Scheme+"A", "X", "I"
 		switch s {
 		case factChangesObject:
 			d.FactPrint, d.ObjectPrint = settle.Scheme+"B", "Y"
@@ -262,9 +262,9 @@ func write(p path, k kind, s state, rc *rendercontext.RenderContext) gate.Write 
 	if op == gate.Correct {
 		live := obj.DeepCopy()
 		if k != none {
-			live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: settle.Scheme + "A", Object: "X"}.Stamp()})
+			live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: settle.Scheme + "A", Object: "X", Intent: "I"}.Stamp()})
 			if s == factRolloutsSpent {
-				live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: settle.Scheme + "A", Object: "X"}.Stamp(),
+				live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: settle.Scheme + "A", Object: "X", Intent: "I"}.Stamp(),
 					annotations.FactRollouts: annotations.FormatFactRollouts([]time.Time{monday.Add(-20 * time.Hour), monday.Add(-3 * time.Hour)})})
 			}
 		}
@@ -290,12 +290,12 @@ func TestGateAgainstTheOracle(t *testing.T) {
 				w := write(p, k, s, rc)
 				if w.Asset != "" && (p == create || p == recreate) {
 					// This process saw the object rendered from the facts before.
-					g.Observe(w.Asset, settle.Print{Facts: settle.Scheme + "A", Object: "X"})
+					g.Observe(w.Asset, settle.Print{Facts: settle.Scheme + "A", Object: "X", Intent: "I"})
 				}
 				if s == factRolloutsSpent && w.Asset != "" {
 					// The new facts have held for an hour: settled.
 					clock = monday.Add(-time.Hour)
-					g.Observe(w.Asset, settle.Print{Facts: settle.Scheme + "B", Object: "Y"})
+					g.Observe(w.Asset, settle.Print{Facts: settle.Scheme + "B", Object: "Y", Intent: "I"})
 					clock = monday
 				}
 				if s == budgetSpent || s == refusedBefore {
@@ -377,13 +377,13 @@ func TestFactBudget(t *testing.T) {
 	mk := func(record string, facts settle.Print) gate.Write {
 		obj := object(reboot)
 		live := obj.DeepCopy()
-		ann := map[string]string{annotations.Facts: settle.Print{Facts: settle.Scheme + "A", Object: "X"}.Stamp()}
+		ann := map[string]string{annotations.Facts: settle.Print{Facts: settle.Scheme + "A", Object: "X", Intent: "I"}.Stamp()}
 		if record != "" {
 			ann[annotations.FactRollouts] = record
 		}
 		live.SetAnnotations(ann)
 		d := &engine.Decision{Asset: &catalog.Asset{Name: "thing", Disruption: catalog.DisruptionReboot}, Verdict: engine.VerdictIncluded,
-			Rendered: obj, Desired: obj, Live: live, Pools: rc.PoolsReached(obj), FactPrint: facts.Facts, ObjectPrint: facts.Object}
+			Rendered: obj, Desired: obj, Live: live, Pools: rc.PoolsReached(obj), FactPrint: facts.Facts, ObjectPrint: facts.Object, IntentPrint: facts.Intent}
 		return gate.ForDecision(d, gate.Correct, []string{"/spec/config"}, nil)
 	}
 	at := func(ago time.Duration) string { return monday.Add(-ago).UTC().Format(time.RFC3339) }
@@ -392,14 +392,14 @@ func TestFactBudget(t *testing.T) {
 		facts        settle.Print
 		want         string // the record written; "held" when held
 	}{
-		{"first", "", settle.Print{Facts: settle.Scheme + "B", Object: "Y"}, at(0)},
-		{"one recent", at(time.Hour), settle.Print{Facts: settle.Scheme + "B", Object: "Y"}, at(time.Hour) + "," + at(0)},
-		{"two recent", at(5*time.Hour) + "," + at(time.Hour), settle.Print{Facts: settle.Scheme + "B", Object: "Y"}, "held"},
-		{"out of order", at(time.Hour) + "," + at(5*time.Hour), settle.Print{Facts: settle.Scheme + "B", Object: "Y"}, "held"},
-		{"old ones fall out", at(30*time.Hour) + "," + at(25*time.Hour), settle.Print{Facts: settle.Scheme + "B", Object: "Y"}, at(0)},
-		{"not understood", "last tuesday", settle.Print{Facts: settle.Scheme + "B", Object: "Y"}, "held"},
-		{"a person's edit, same facts", at(5*time.Hour) + "," + at(time.Hour), settle.Print{Facts: settle.Scheme + "A", Object: "X"}, ""},
-		{"facts changed, object the same", at(5*time.Hour) + "," + at(time.Hour), settle.Print{Facts: settle.Scheme + "B", Object: "X"}, ""},
+		{"first", "", settle.Print{Facts: settle.Scheme + "B", Object: "Y", Intent: "I"}, at(0)},
+		{"one recent", at(time.Hour), settle.Print{Facts: settle.Scheme + "B", Object: "Y", Intent: "I"}, at(time.Hour) + "," + at(0)},
+		{"two recent", at(5*time.Hour) + "," + at(time.Hour), settle.Print{Facts: settle.Scheme + "B", Object: "Y", Intent: "I"}, "held"},
+		{"out of order", at(time.Hour) + "," + at(5*time.Hour), settle.Print{Facts: settle.Scheme + "B", Object: "Y", Intent: "I"}, "held"},
+		{"old ones fall out", at(30*time.Hour) + "," + at(25*time.Hour), settle.Print{Facts: settle.Scheme + "B", Object: "Y", Intent: "I"}, at(0)},
+		{"not understood", "last tuesday", settle.Print{Facts: settle.Scheme + "B", Object: "Y", Intent: "I"}, "held"},
+		{"a person's edit, same facts", at(5*time.Hour) + "," + at(time.Hour), settle.Print{Facts: settle.Scheme + "A", Object: "X", Intent: "I"}, ""},
+		{"facts changed, object the same", at(5*time.Hour) + "," + at(time.Hour), settle.Print{Facts: settle.Scheme + "B", Object: "X", Intent: "I"}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clock := monday.Add(-time.Hour)
@@ -419,27 +419,47 @@ func TestFactBudget(t *testing.T) {
 }
 
 // A person's change made after the facts changed (the HCO edited, so the
-// object changes under the same facts) is never charged to the fact
-// budget, though the stamp alone would read it as fact-driven.
+// object changes under new intent) is never charged to the fact budget,
+// and a pure fact change is: decided from the object's stamp alone, so a
+// gate that saw nothing (a restart, a new leader) decides the same as one
+// that watched every step.
 func TestFactBudgetSparesAPersonsChange(t *testing.T) {
 	rc := context(atRest)
-	clock := monday.Add(-2 * time.Hour)
-	g := gate.New(gate.Config{Throttle: throttle.Config{Burst: 5, Refill: time.Hour}, SettlePeriod: 5 * time.Minute,
-		Resync: time.Hour, Now: func() time.Time { return clock }})
-	// The facts changed (B) without changing the object (X): the stamp
-	// keeps A. Then a person edits the HCO: the object becomes Y.
-	g.Observe("thing", settle.Print{Facts: settle.Scheme + "B", Object: "X"})
-	clock = monday.Add(-time.Hour)
-	g.Observe("thing", settle.Print{Facts: settle.Scheme + "B", Object: "Y"})
-	clock = monday
 	obj := object(reboot)
 	live := obj.DeepCopy()
-	live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: settle.Scheme + "A", Object: "X"}.Stamp(),
+	// Written under facts A and intent I1; the facts changed to B since
+	// without changing the object, so the stamp still says A.
+	live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: settle.Scheme + "A", Object: "X", Intent: "I1"}.Stamp(),
 		annotations.FactRollouts: annotations.FormatFactRollouts([]time.Time{monday.Add(-5 * time.Hour), monday.Add(-3 * time.Hour)})})
-	d := &engine.Decision{Asset: &catalog.Asset{Name: "thing", Disruption: catalog.DisruptionReboot}, Verdict: engine.VerdictIncluded,
-		Rendered: obj, Desired: obj, Live: live, Pools: rc.PoolsReached(obj), FactPrint: settle.Scheme + "B", ObjectPrint: "Y"}
-	v := g.Judge(rc, gate.ForDecision(d, gate.Correct, []string{"/spec/config"}, nil))
-	if !v.Go || v.FactRollouts != "" {
-		t.Fatalf("a person's change was charged to the fact budget: %+v", v)
+	for _, c := range []struct {
+		name    string
+		intent  string
+		charged bool
+	}{
+		{"a person edited the HCO", "I2", false},
+		{"the facts alone", "I1", true},
+	} {
+		for _, restarted := range []bool{false, true} {
+			clock := monday.Add(-2 * time.Hour)
+			g := gate.New(gate.Config{Throttle: throttle.Config{Burst: 5, Refill: time.Hour}, SettlePeriod: 5 * time.Minute,
+				Resync: time.Hour, Now: func() time.Time { return clock }})
+			if !restarted {
+				// This process watched: the facts changed (B, object X),
+				// then the object became Y.
+				g.Observe("thing", settle.Print{Facts: settle.Scheme + "B", Object: "X", Intent: "I1"})
+				clock = monday.Add(-time.Hour)
+				g.Observe("thing", settle.Print{Facts: settle.Scheme + "B", Object: "Y", Intent: c.intent})
+			}
+			clock = monday
+			d := &engine.Decision{Asset: &catalog.Asset{Name: "thing", Disruption: catalog.DisruptionReboot}, Verdict: engine.VerdictIncluded,
+				Rendered: obj, Desired: obj, Live: live, Pools: rc.PoolsReached(obj), FactPrint: settle.Scheme + "B", ObjectPrint: "Y", IntentPrint: c.intent}
+			v := g.Judge(rc, gate.ForDecision(d, gate.Correct, []string{"/spec/config"}, nil))
+			switch {
+			case !c.charged && (!v.Go || v.FactRollouts != ""):
+				t.Errorf("%s (restarted %v): a person's change was held or charged: %+v", c.name, restarted, v)
+			case c.charged && (v.Go || v.Outcome == ""):
+				t.Errorf("%s (restarted %v): a fact-driven rewrite past its budget went: %+v", c.name, restarted, v)
+			}
+		}
 	}
 }

@@ -45,7 +45,7 @@ func (r *Reporter) logAction(ctx context.Context, d *engine.Decision, res engine
 		}
 	case engine.Invalid:
 		if changed {
-			act("annotation not understood: the object is left as it is", "action", "invalid", "annotation", d.Annotation, "invalidReason", string(d.InvalidReason))
+			act("annotation not understood: the object is left as it is", "action", "invalid", "annotation", engine.InvalidAnnotation(d, res), "invalidReason", string(engine.InvalidReasonOf(d, res)))
 		}
 	case engine.Retained:
 		if changed {

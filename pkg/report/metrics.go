@@ -47,7 +47,7 @@ func (r *Reporter) metricsFor(d *engine.Decision, res engine.Result, target *uns
 	var fresh []series
 	switch {
 	case res.Outcome == engine.Invalid && target != nil:
-		fresh = append(fresh, series{metrics.InvalidAnnotation, []string{target.GetKind(), target.GetNamespace(), target.GetName(), d.Annotation, string(d.InvalidReason)}})
+		fresh = append(fresh, series{metrics.InvalidAnnotation, []string{target.GetKind(), target.GetNamespace(), target.GetName(), engine.InvalidAnnotation(d, res), string(engine.InvalidReasonOf(d, res))}})
 	case res.Outcome == engine.Throttled && target != nil:
 		fresh = append(fresh, series{metrics.Throttled, []string{target.GetKind(), target.GetNamespace(), target.GetName(), strings.Join(res.Opponents, ",")}})
 	case res.Outcome == engine.MissingDependency && d.Rendered != nil:

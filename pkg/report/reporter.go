@@ -222,7 +222,7 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 		// not the remaining wait, so it stays the same while the fight lasts.
 		r.eventOnce(owner, hco, subject, corev1.EventTypeWarning, "Thrashing", res.Reason)
 	case engine.Invalid:
-		r.eventOnce(owner, hco, subject, corev1.EventTypeWarning, invalidEvent(d.Annotation),
+		r.eventOnce(owner, hco, subject, corev1.EventTypeWarning, invalidEvent(engine.InvalidAnnotation(d, res)),
 			fmt.Sprintf("asset %s: %s is left as it is: %s", name, objKey, res.Reason))
 	case engine.MissingDependency:
 		r.eventOnce(owner, hco, subject, corev1.EventTypeWarning, "MissingDependency", fmt.Sprintf("asset %s: %s", name, res.Reason))

@@ -5,10 +5,11 @@
 // only when it changes the object: a correction back to what the settled
 // facts render goes at once, whatever else changed in the cluster.
 //
-// Two prints judge it (Print): the facts an asset renders from, and the
-// object it renders. Both are stamped on the object at each write, so the
-// live object's stamp tells, even after a restart, whether a pending write
-// comes from changed facts that change the object. An object not created
+// Three prints judge it (Print): the facts an asset renders from, the
+// object it renders, and the intent (what a person chose) it renders
+// from. All are stamped on the object at each write, so the live object's
+// stamp tells, even after a restart, whether a pending write comes from
+// changed facts that change the object, or from a person. An object not created
 // yet has no stamp: its creation waits only when this process saw the
 // asset's facts change and, with them, what it renders (or whether it is
 // active at all).
@@ -60,10 +61,6 @@ type entry struct {
 	before  string
 	// held is when the current episode of waiting began (zero: none).
 	held time.Time
-	// intent: since the facts last changed, the object changed under the
-	// same facts (a person's edit of the HCO, a new version): what is
-	// pending is not the facts' alone.
-	intent bool
 }
 
 // New returns a tracker holding fact-driven writes for period.
@@ -91,9 +88,6 @@ func (t *Tracker) observe(asset string, p Print) entry {
 		// pools MCO is rolling (an upgrade's relabelling happens then).
 		e = entry{print: p, since: t.now(), changed: ok, before: e.print.Object, held: e.held}
 	default:
-		if e.print.Object != p.Object {
-			e.intent = true // a person's edit under the same facts
-		}
 		e.print.Object = p.Object
 	}
 	t.seen[asset] = e
@@ -138,20 +132,15 @@ func (t *Tracker) Wait(asset string, p, live Print, exists bool) (time.Duration,
 	return left, true
 }
 
-// Intent reports whether, since asset's facts last changed, what it
-// renders changed under the same facts: a person's or a release's change
-// is pending, not the facts' alone.
-func (t *Tracker) Intent(asset string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.seen[asset].intent
-}
-
 // FactDriven says whether rewriting an object stamped live so that it
 // carries p is asked for by changed facts: the facts differ from those it
-// was written from, and so does the object they render. known is false
-// when the stamp cannot tell (none, or of another scheme): the caller's
-// own observation decides, and nothing is charged to the fact budget.
+// was written from, and so does the object they render, while the intent
+// it renders from (the HCO as a person wrote it) is the one it was
+// written from. A change of intent since (an HCO edit) makes the write a
+// person's, whatever the facts did: decided from the stamp, so a restart
+// decides the same. known is false when the stamp cannot tell (none, of
+// another scheme, or without an intent print): the caller's own
+// observation decides, and nothing is charged to the fact budget.
 func FactDriven(p, live Print) (driven, known bool) {
 	if live.Object != "" && live.Object == p.Object {
 		// It renders the object it was written as: a write restores or
@@ -163,6 +152,12 @@ func FactDriven(p, live Print) (driven, known bool) {
 	}
 	if p.Facts == NoFacts {
 		return false, true
+	}
+	if live.Intent == "" || p.Intent == "" {
+		return false, false
+	}
+	if live.Intent != p.Intent {
+		return false, true // a person's (or a release's) change is pending
 	}
 	return live.Facts != p.Facts && (live.Object == "" || live.Object != p.Object), true
 }
@@ -179,23 +174,28 @@ func (t *Tracker) episode(asset string, at time.Time) {
 
 // Print is what a fact-driven write is judged by: Facts hashes the derived
 // facts an asset renders from, Object the object it renders from them
-// (before a person's patch: intent is not a fact).
-type Print struct{ Facts, Object string }
+// (before a person's patch), Intent the inputs a person chose that it
+// renders from (the HCO's spec and switches it reads; "" unknown).
+type Print struct{ Facts, Object, Intent string }
 
-// Stamp is the value stamped on a written object: "facts/object".
+// Stamp is the value stamped on a written object: "facts/object/intent".
 func (p Print) Stamp() string {
-	if p.Object == "" {
+	switch {
+	case p.Object == "" && p.Intent == "":
 		return p.Facts
+	case p.Intent == "":
+		return p.Facts + "/" + p.Object
 	}
-	return p.Facts + "/" + p.Object
+	return p.Facts + "/" + p.Object + "/" + p.Intent
 }
 
 // ParseStamp reads a stamp; a stamp of an earlier release carries the
 // facts print alone (the object print is then unknown, and the facts
-// alone decide, as they did).
+// alone decide, as they did), or no intent print (intent unknown).
 func ParseStamp(s string) Print {
-	f, o, _ := strings.Cut(s, "/")
-	return Print{Facts: f, Object: o}
+	f, rest, _ := strings.Cut(s, "/")
+	o, i, _ := strings.Cut(rest, "/")
+	return Print{Facts: f, Object: o, Intent: i}
 }
 
 // Step is how long after a node event that changed a fact the autopilot

@@ -86,7 +86,7 @@ func TestWaitHasADeadline(t *testing.T) {
 }
 
 // pr is a print whose object changes with the facts.
-func pr(facts string) Print { return Print{Facts: Scheme + facts, Object: "object-" + facts} }
+func pr(facts string) Print { return Print{Facts: Scheme + facts, Object: "object-" + facts, Intent: "I"} }
 
 // A fact change that does not change the object never holds its write: a
 // correction of a person's edit goes at once, also for an object not yet
@@ -95,22 +95,22 @@ func pr(facts string) Print { return Print{Facts: Scheme + facts, Object: "objec
 func TestWaitJudgesTheObject(t *testing.T) {
 	now := time.Unix(1000, 0)
 	tr := New(5*time.Minute, func() time.Time { return now })
-	written := Print{Facts: Scheme + "A", Object: "X"}
-	if _, w := tr.Wait("mc", Print{Facts: Scheme + "B", Object: "X"}, written, true); w {
+	written := Print{Facts: Scheme + "A", Object: "X", Intent: "I"}
+	if _, w := tr.Wait("mc", Print{Facts: Scheme + "B", Object: "X", Intent: "I"}, written, true); w {
 		t.Fatal("facts changed, the object did not: a correction goes at once")
 	}
-	if left, w := tr.Wait("mc", Print{Facts: Scheme + "B", Object: "Y"}, written, true); !w || left != 5*time.Minute {
+	if left, w := tr.Wait("mc", Print{Facts: Scheme + "B", Object: "Y", Intent: "I"}, written, true); !w || left != 5*time.Minute {
 		t.Fatalf("facts changed the object: %v %s", w, left)
 	}
-	if _, w := tr.Wait("mc", Print{Facts: Scheme + "B", Object: "Y"}, Print{Facts: Scheme + "A"}, true); !w {
+	if _, w := tr.Wait("mc", Print{Facts: Scheme + "B", Object: "Y", Intent: "I"}, Print{Facts: Scheme + "A", Intent: "I"}, true); !w {
 		t.Fatal("a stamp of an earlier release (facts only): the facts decide")
 	}
-	tr.Observe("absent", Print{Facts: Scheme + "A", Object: "X"})
-	if _, w := tr.Wait("absent", Print{Facts: Scheme + "B", Object: "X"}, Print{}, false); w {
+	tr.Observe("absent", Print{Facts: Scheme + "A", Object: "X", Intent: "I"})
+	if _, w := tr.Wait("absent", Print{Facts: Scheme + "B", Object: "X", Intent: "I"}, Print{}, false); w {
 		t.Fatal("a creation the changed facts render the same: no wait")
 	}
 	tr.Observe("off", Print{Facts: Scheme + "A"})
-	if _, w := tr.Wait("off", Print{Facts: Scheme + "B", Object: "X"}, Print{}, false); !w {
+	if _, w := tr.Wait("off", Print{Facts: Scheme + "B", Object: "X", Intent: "I"}, Print{}, false); !w {
 		t.Fatal("a fact that turns an asset on holds its creation")
 	}
 	if got := ParseStamp(written.Stamp()); got != written {
@@ -157,23 +157,23 @@ func TestDeadlineHoldsWhileTheWriteIsHeldElsewhere(t *testing.T) {
 // observation decides, and a stamp whose object is the one rendered now
 // never waits. An asset that reads no fact never waits.
 func TestStampOfAnotherScheme(t *testing.T) {
-	old := Print{Facts: "5ff21140a942f0f1", Object: "X"}
-	if d, known := FactDriven(Print{Facts: Scheme + "B", Object: "Y"}, old); known || d {
+	old := Print{Facts: "5ff21140a942f0f1", Object: "X", Intent: "I"}
+	if d, known := FactDriven(Print{Facts: Scheme + "B", Object: "Y", Intent: "I"}, old); known || d {
 		t.Fatalf("another scheme's stamp: driven %v known %v, want unknown", d, known)
 	}
-	if d, known := FactDriven(Print{Facts: Scheme + "B", Object: "X"}, old); !known || d {
+	if d, known := FactDriven(Print{Facts: Scheme + "B", Object: "X", Intent: "I"}, old); !known || d {
 		t.Fatal("the object rendered now is the one written: not fact-driven, whatever the stamp's facts")
 	}
 	tr := New(5*time.Minute, func() time.Time { return time.Unix(0, 0) })
-	if _, w := tr.Wait("seen-nothing", Print{Facts: Scheme + "B", Object: "Y"}, old, true); w {
+	if _, w := tr.Wait("seen-nothing", Print{Facts: Scheme + "B", Object: "Y", Intent: "I"}, old, true); w {
 		t.Fatal("an unknown stamp and no change seen by this process: no wait (an upgrade's own change goes)")
 	}
-	tr.Observe("changed", Print{Facts: Scheme + "A", Object: "X"})
-	if _, w := tr.Wait("changed", Print{Facts: Scheme + "B", Object: "Y"}, old, true); !w {
+	tr.Observe("changed", Print{Facts: Scheme + "A", Object: "X", Intent: "I"})
+	if _, w := tr.Wait("changed", Print{Facts: Scheme + "B", Object: "Y", Intent: "I"}, old, true); !w {
 		t.Fatal("an unknown stamp, and this process saw the facts change what it renders: waits")
 	}
-	tr.Observe("none", Print{Facts: NoFacts, Object: "X"})
-	if _, w := tr.Wait("none", Print{Facts: NoFacts, Object: "Y"}, Print{Facts: Scheme + "A", Object: "X"}, true); w {
+	tr.Observe("none", Print{Facts: NoFacts, Object: "X", Intent: "I"})
+	if _, w := tr.Wait("none", Print{Facts: NoFacts, Object: "Y", Intent: "I"}, Print{Facts: Scheme + "A", Object: "X", Intent: "I"}, true); w {
 		t.Fatal("an asset that reads no fact never waits")
 	}
 }
