@@ -86,7 +86,9 @@ func TestWaitHasADeadline(t *testing.T) {
 }
 
 // pr is a print whose object changes with the facts.
-func pr(facts string) Print { return Print{Facts: Scheme + facts, Object: "object-" + facts, Intent: "I"} }
+func pr(facts string) Print {
+	return Print{Facts: Scheme + facts, Object: "object-" + facts, Intent: "I"}
+}
 
 // A fact change that does not change the object never holds its write: a
 // correction of a person's edit goes at once, also for an object not yet
