@@ -127,9 +127,10 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 	res.Opponents, certain = opponents(d.Live, diff)
 	w := gate.ForDecision(d, gate.Correct, diff, res.Opponents)
 	res.Disruption = &w.Disruption
-	if v := s.Gate.Peek(rc, w); !v.Go {
-		// Held (by whichever check comes first, in the gate's order):
-		// nothing is sent, not even a dry run.
+	if v := s.Gate.Peek(rc, w); !v.Go && v.Check == gate.WriteBudget {
+		// Its budget spent and nothing else holding it first (the gate's
+		// order): nothing is sent, not even a dry run. Held by another
+		// check, the dry run still tells whether there is a write to hold.
 		return held(res, v)
 	}
 	if !certain && !s.isVerified(id, "drifted "+stamp) {
@@ -379,12 +380,17 @@ var stampPath = "/metadata/annotations/" + strings.ReplaceAll(annotations.Facts,
 
 // withoutOldStamp drops the settle stamp from diff when it is all that
 // differs and the live stamp is an earlier scheme's facts alone: an
-// upgrade writes nothing for it (nor reads as drift in report-only); the
-// next real write carries the new stamp, so no object keeps an old one
+// upgrade writes nothing for it (nor does any stamp alone read as drift
+// in report-only); the next real write carries the new stamp, so no object keeps an old one
 // for ever (the fact budget reads only stamps of this scheme).
 func withoutOldStamp(diff []string, d *engine.Decision) []string {
 	if len(diff) != 1 || diff[0] != stampPath {
 		return diff
+	}
+	if d.ReportOnly {
+		// The stamp alone is bookkeeping, not the object's content: a
+		// report-only object is compliant while only it differs.
+		return nil
 	}
 	was := settle.ParseStamp(d.Live.GetAnnotations()[annotations.Facts])
 	if was.Facts == "" || was.Object != "" || strings.HasPrefix(was.Facts, settle.Scheme) {

@@ -188,8 +188,9 @@ func (d *Decision) SettlePrint() settle.Print {
 }
 
 // IntentPrint is the print of what a person chose that an asset renders
-// from, the complement of FactPrint: the HCO's spec when its template
-// reads the HCO or its feature gates, the HCO's switches and storage
+// from, the complement of FactPrint: the HCO fields its template reads
+// (the paths it digs, its feature gates; the spec whole when it reads the
+// HCO otherwise), the HCO's switches and storage
 // class annotations when it reads those, the exclusion list when it asks
 // what is excluded, and its conditions on a person's intent. Stamped with
 // the facts (settle.Print), it tells from the object alone whether a
@@ -197,8 +198,23 @@ func (d *Decision) SettlePrint() settle.Print {
 // the fact budget), after a restart as before it.
 func IntentPrint(a *catalog.Asset, rc *rendercontext.RenderContext, reads render.Reads) (string, error) {
 	in := map[string]any{}
-	if reads.Field("HCO") || reads.Funcs["featureGate"] {
-		in["spec"] = rc.HCO["spec"]
+	switch {
+	case reads.Field("HCO"):
+		in["hco"] = rc.HCO["spec"] // read whole, or in a way not known
+	default:
+		// Only what it reads: a person's edit elsewhere in the HCO is no
+		// change of its intent (and costs it no stamp write).
+		paths := map[string]any{}
+		for _, p := range reads.HCOPaths {
+			v, _, _ := unstructured.NestedFieldNoCopy(rc.HCO, p...)
+			paths[strings.Join(p, ".")] = v
+		}
+		if reads.Funcs["featureGate"] {
+			paths["spec.featureGates"], _, _ = unstructured.NestedFieldNoCopy(rc.HCO, "spec", "featureGates")
+		}
+		if len(paths) > 0 {
+			in["hco"] = paths
+		}
 	}
 	if reads.Funcs["switch"] || reads.Funcs["storageClassAnnotation"] {
 		sw := map[string]string{}

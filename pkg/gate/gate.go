@@ -137,6 +137,8 @@ type Verdict struct {
 	// Annotation names the HCO annotation not understood that holds the
 	// write (Invalid).
 	Annotation string
+	// Check names the check that held the write (Order).
+	Check string
 }
 
 // Config sizes the gate's clocks.
@@ -189,9 +191,11 @@ func (g *Gate) Judge(rc *rendercontext.RenderContext, w Write) Verdict {
 }
 
 // Peek is Judge without taking a token: the same checks in the same order,
-// for a correction about to be confirmed by a dry run (nothing is sent,
-// not even the dry run, while any check holds it). The Judge that follows
-// decides.
+// for a correction about to be confirmed by a dry run. When the write
+// budget is what holds it (Check WriteBudget: no other check does),
+// nothing is sent, not even the dry run; any other hold is reported only
+// once the dry run confirmed there is something to hold. The Judge that
+// follows decides.
 func (g *Gate) Peek(rc *rendercontext.RenderContext, w Write) Verdict {
 	return g.judge(rc, w, false)
 }
@@ -199,7 +203,11 @@ func (g *Gate) Peek(rc *rendercontext.RenderContext, w Write) Verdict {
 // Order names the gate's checks in the order Judge asks them: the first
 // that holds decides the outcome. docs/reliability.md documents it; the
 // gate's tests pin every pair.
-var Order = []string{"report-only", "input", "dependency", "settle", "fact budget", "window", "pools", "write budget"}
+var Order = []string{"report-only", "input", "dependency", "settle", "fact budget", "window", "pools", WriteBudget}
+
+// WriteBudget is the last check: a correction, merge or re-creation takes
+// a token from its object's bucket.
+const WriteBudget = "write budget"
 
 // judgement is one pass of the checks over one write.
 type judgement struct {
@@ -217,20 +225,21 @@ type check func(j *judgement) (Verdict, bool)
 
 // checks are the rules, by name (Order gives their order).
 var checks = map[string]check{
-	"report-only":  (*judgement).reportOnly,
-	"input":        (*judgement).input,
-	"dependency":   (*judgement).dependency,
-	"settle":       (*judgement).settle,
-	"fact budget":  (*judgement).factBudget,
-	"window":       (*judgement).window,
-	"pools":        (*judgement).pools,
-	"write budget": (*judgement).budget,
+	"report-only": (*judgement).reportOnly,
+	"input":       (*judgement).input,
+	"dependency":  (*judgement).dependency,
+	"settle":      (*judgement).settle,
+	"fact budget": (*judgement).factBudget,
+	"window":      (*judgement).window,
+	"pools":       (*judgement).pools,
+	WriteBudget:   (*judgement).budget,
 }
 
 func (g *Gate) judge(rc *rendercontext.RenderContext, w Write, take bool) Verdict {
 	j := &judgement{g: g, rc: rc, w: w, now: g.cfg.Now(), take: take}
 	for _, name := range Order {
 		if v, held := checks[name](j); held {
+			v.Check = name
 			return v
 		}
 	}

@@ -16,6 +16,10 @@ type Reads struct {
 	Fields [][]string
 	// Funcs are the functions called, by name.
 	Funcs map[string]bool
+	// HCOPaths are the paths into the HCO read by dig with constant keys
+	// (dig "spec" "x" default .HCO); a read of .HCO any other way is a
+	// field read of it whole (Fields).
+	HCOPaths [][]string
 }
 
 // Field reports whether the template may read the data field named by
@@ -101,6 +105,14 @@ func (w *Reads) node(n parse.Node, root bool) {
 			w.node(c, root)
 		}
 	case *parse.CommandNode:
+		if path, ok := digHCO(n, root); ok {
+			w.Funcs["dig"] = true
+			w.HCOPaths = append(w.HCOPaths, path)
+			for _, a := range n.Args[1 : len(n.Args)-1] {
+				w.node(a, root) // the default may read something too
+			}
+			return
+		}
 		for _, a := range n.Args {
 			w.node(a, root)
 		}
@@ -132,4 +144,27 @@ func (w *Reads) branch(b *parse.BranchNode, root, bodyRoot bool) {
 	w.node(b.Pipe, root)
 	w.node(b.List, bodyRoot)
 	w.node(b.ElseList, root)
+}
+
+// digHCO reads sprig's dig into the template's .HCO with constant keys
+// (dig "k1" "k2" default .HCO): the path it reads.
+func digHCO(n *parse.CommandNode, root bool) ([]string, bool) {
+	if !root || len(n.Args) < 4 {
+		return nil, false
+	}
+	if id, ok := n.Args[0].(*parse.IdentifierNode); !ok || id.Ident != "dig" {
+		return nil, false
+	}
+	if f, ok := n.Args[len(n.Args)-1].(*parse.FieldNode); !ok || !slices.Equal(f.Ident, []string{"HCO"}) {
+		return nil, false
+	}
+	var path []string
+	for _, a := range n.Args[1 : len(n.Args)-2] {
+		s, ok := a.(*parse.StringNode)
+		if !ok {
+			return nil, false
+		}
+		path = append(path, s.Text)
+	}
+	return path, true
 }

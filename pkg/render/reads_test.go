@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"testing/fstest"
@@ -37,6 +38,24 @@ func TestReadsOf(t *testing.T) {
 		}
 		if c.function != "" && !got.Funcs[c.function] {
 			t.Errorf("%s: calls %s, not seen (%v)", c.src, c.function, got.Funcs)
+		}
+	}
+	// dig into .HCO with constant keys reads that path only; with a key
+	// not constant, or .HCO read another way, the HCO is read whole.
+	for src, want := range map[string]string{
+		`{{ dig "spec" "a" "b" dict .HCO }}`:                        "[[spec a b]] whole=false",
+		`{{ dig "spec" "a" (dig "spec" "b" "" .HCO) .HCO }}`:        "[[spec a] [spec b]] whole=false",
+		`{{ dig "spec" .Params.k dict .HCO }}`:                      "[] whole=true",
+		`{{ dig "spec" "a" dict .HCO }}{{ if .HCO }}{{ end }}`:      "[[spec a]] whole=true",
+		`{{ with .Params }}{{ dig "spec" "a" dict .HCO }}{{ end }}`: "[] whole=false",
+	} {
+		r := New(fstest.MapFS{"t.tpl": {Data: []byte(src)}})
+		got := r.ReadsOf("t.tpl")
+		if s := fmt.Sprintf("%v whole=%v", got.HCOPaths, got.Field("HCO")); s != want {
+			t.Errorf("%s: %s, want %s", src, s, want)
+		}
+		if !r.ReadsHCO("t.tpl") && src != `{{ with .Params }}{{ dig "spec" "a" dict .HCO }}{{ end }}` {
+			t.Errorf("%s: reads the HCO", src)
 		}
 	}
 	r := New(fstest.MapFS{"t.tpl": {Data: []byte(`{{ .Hardware.NUMA }}{{ .Hardware.CPUVendors }}{{ .Topology }}`)}})

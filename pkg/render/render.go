@@ -120,7 +120,7 @@ func (r *Renderer) UsesLive(path string) bool {
 // and exclusions read annotations, which the golden config never writes.
 func (r *Renderer) ReadsHCO(path string) bool {
 	reads := r.ReadsOf(path)
-	return reads.Field("HCO") || reads.Funcs["featureGate"]
+	return reads.Field("HCO") || len(reads.HCOPaths) > 0 || reads.Funcs["featureGate"]
 }
 
 // Render renders the template at path into one object. live is the

@@ -284,15 +284,24 @@ var _ = Describe("Autopilot", Ordered, func() {
 		Eventually(func() int { return len(events("InvalidDisabledResources", "not-an-entry")) }).Should(BeNumerically(">", 0))
 		Expect(get(kdGVK, deschedulerNamespace, "cluster")).To(BeNil())
 		// The malformed entry may have meant a node object: what reboots a
-		// pool is left as it is until the entry is fixed.
+		// pool is left as it is until the entry is fixed. A person's edit
+		// of the psi MachineConfig is not corrected (that write would roll
+		// the pool), and the hold names the entry.
+		update(mcGVK, "", psiMC, "kubectl-edit", func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+		})
 		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Invalid))
 		Expect(status("psi-enable").Reason).To(ContainSubstring("not-an-entry"))
+		Eventually(func() int { return len(events("InvalidDisabledResources", psiMC)) }).Should(BeNumerically(">", 0))
+		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}))
 
 		update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
 			setAnnotation(u, annotations.DisabledResources, "")
 			setAnnotation(u, loadAware, "")
 		})
 		Eventually(outcomeOf("descheduler-loadaware")).Should(Equal(engine.Inactive))
+		// Fixed: the held correction goes.
+		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
 	})
 
 	It("honours the opt-out of an object it did not create (a cache miss is not an absence), adopts it when the opt-out goes, and never deletes it", func() {
