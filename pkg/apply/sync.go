@@ -156,24 +156,10 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 // held is the result of a write the gate did not let go.
 func held(res engine.Result, v gate.Verdict) engine.Result { return v.Held(res, "") }
 
-// failed is the result of a request that did not succeed, naming the
-// object: a refusal on its merits is the gate's (no budget spent, no
-// opponent), anything else a failure. v is the verdict that let the
-// request go (zero for a dry run).
+// failed is the result of a request that did not succeed (the gate
+// classifies it: Gate.Unanswered).
 func (s *Syncer) failed(res engine.Result, w gate.Write, v gate.Verdict, what string, obj *unstructured.Unstructured, err error) engine.Result {
-	err = fmt.Errorf("%s of %s: %w", what, engine.ObjectKey(obj), err)
-	if gate.IsRefusal(err) {
-		v := s.Gate.Refused(w, v, err)
-		res.Outcome, res.Reason, res.Err, res.Opponents = v.Outcome, v.Reason, err, nil
-		return res
-	}
-	// Nor does a failed write spend the budget: a webhook down, a
-	// conflict or an overloaded server is not someone fighting the
-	// autopilot (a write that timed out but landed shows as no drift at
-	// the next pass). The asset's backoff paces the tries.
-	s.Gate.Unspent(w, v)
-	res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err
-	return res
+	return s.Gate.Unanswered(res, w, v, what, obj, err)
 }
 
 func (s *Syncer) apply(ctx context.Context, d *engine.Decision, res engine.Result, w gate.Write, v gate.Verdict) engine.Result {

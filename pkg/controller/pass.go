@@ -33,19 +33,13 @@ type pass struct {
 	rolling []rollingWrite
 	// results are each asset's decision and result this pass (the
 	// carriers of tombstones are judged on them).
-	results map[string]stepResult
+	results map[string]engine.Step
 	// carried are the tombstones an asset's write carries; reaped every
 	// tombstone's result this pass, reported once.
 	carried []tombstone.Tombstone
 	reaped  []tombstone.Result
 	// reaping: the tombstones phase ran (not paused, not report-only).
 	reaping bool
-}
-
-// stepResult is one asset's decision and what came of it this pass.
-type stepResult struct {
-	d   *engine.Decision
-	res engine.Result
 }
 
 // plan is the plan and gate-and-write phases: the golden config is
@@ -148,9 +142,9 @@ func (p *pass) step(d *engine.Decision, rc *rendercontext.RenderContext) engine.
 // record keeps d's result for the phases after the walk.
 func (p *pass) record(d *engine.Decision, res engine.Result) {
 	if p.results == nil {
-		p.results = map[string]stepResult{}
+		p.results = map[string]engine.Step{}
 	}
-	p.results[d.Asset.Name] = stepResult{d, res}
+	p.results[d.Asset.Name] = engine.Step{Decision: d, Result: res}
 }
 
 // watch records the kinds d needs watched.

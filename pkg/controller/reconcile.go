@@ -174,12 +174,8 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 	}
 	deleted, why, err := apply.Delete(ctx, r.writer, engine.GuardFor(fresh), live)
 	switch {
-	case err != nil && gate.IsRefusal(err):
-		err = fmt.Errorf("delete %s: %w", engine.ObjectKey(live), err)
-		refused := r.gate.Refused(w, v, err)
-		res.Outcome, res.Reason, res.Err = refused.Outcome, refused.Reason, err
 	case err != nil:
-		res.Outcome, res.Reason, res.Err = engine.Failed, fmt.Sprintf("delete %s: %v", engine.ObjectKey(live), err), err
+		res = r.gate.Unanswered(res, w, v, "delete", live, err)
 	case deleted:
 		r.syncer.Forget(engine.Identity(live))
 		res.Outcome, res.Reason = engine.Deleted, "asset turned off: "+d.Reason
@@ -236,13 +232,8 @@ func (r *Reconciler) replaced(ctx context.Context, d *engine.Decision, res engin
 		// outcome (its rollout is reported); the deletion is retried on
 		// its own at the next pass, judged alone.
 		res.Reason = strings.TrimPrefix(res.Reason+"; ", "; ") + fmt.Sprintf("deleting %s, which it replaces, failed (tried again on its own): %v", engine.ObjectKey(old), err)
-	case err != nil && gate.IsRefusal(err):
-		err = fmt.Errorf("delete %s, which it replaces: %w", engine.ObjectKey(old), err)
-		refused := r.gate.Refused(w, v, err)
-		res.Outcome, res.Reason, res.Err = refused.Outcome, refused.Reason, err
 	case err != nil:
-		err = fmt.Errorf("delete %s, which it replaces: %w", engine.ObjectKey(old), err)
-		res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err
+		res = r.gate.Unanswered(res, w, v, "delete of the object it replaces", old, err)
 	case deleted:
 		r.syncer.Forget(engine.Identity(old))
 		res.Outcome = engine.Applied

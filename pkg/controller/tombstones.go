@@ -80,42 +80,12 @@ func (p *pass) carriedTombstones(act engine.Activation) {
 	results := p.r.reaper.Reap(p.ctx, p.carried, guard, p.intent.guard, p.judgeRemoval(func(t *unstructured.Unstructured) (string, bool) {
 		for _, c := range p.carried {
 			if engine.Identity(c.Object) == engine.Identity(t) {
-				return p.carrierHolds(c.CarriedBy)
+				return engine.CarrierWaits(c.CarriedBy, p.results)
 			}
 		}
 		return "", false
 	}))
 	p.reaped = append(p.reaped, results...)
-}
-
-// carrierHolds says why a tombstone carried by assets (comma separated)
-// waits: one of them writes, and its write has not landed this pass; or
-// one cannot be judged now and may carry it once it can.
-func (p *pass) carrierHolds(assets string) (string, bool) {
-	var undecided []string
-	for _, name := range strings.Split(assets, ",") {
-		name = strings.TrimSpace(name)
-		s, ok := p.results[name]
-		if !ok {
-			undecided = append(undecided, "asset "+name+" was not evaluated")
-			continue
-		}
-		switch s.d.Verdict {
-		case engine.VerdictIncluded:
-			if s.res.Outcome == engine.Applied || s.res.Outcome == engine.Unchanged {
-				return "", false // written with it, or in place already
-			}
-			return "its settings are in asset " + name + "'s object now, and that write is " + string(s.res.Outcome) + " (" + s.res.Reason + "): deleted with it, so the pool rolls once", true
-		case engine.VerdictInactive, engine.VerdictExcluded, engine.VerdictUnmanaged:
-			// Nothing will carry them through this asset.
-		default:
-			undecided = append(undecided, "asset "+name+" is "+string(s.d.Verdict)+" ("+s.d.Reason+")")
-		}
-	}
-	if len(undecided) > 0 {
-		return "its settings move to another asset's object, which cannot be judged now (" + strings.Join(undecided, "; ") + "): kept until it can", true
-	}
-	return "", false
 }
 
 // judgeRemoval is the hold every tombstone deletion passes: the gate, with

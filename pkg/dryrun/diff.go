@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/drift"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
@@ -23,6 +24,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/objyaml"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/redact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
@@ -46,36 +48,65 @@ type ObjectDiff struct {
 	Diff   string `json:"diff,omitempty"`
 	// Disruption is what the change does to nodes (none when unchanged).
 	Disruption engine.Disruption `json:"disruption"`
-	// Staged says why the change is not sent now: it reboots a pool and
-	// the HCO's disruption window is closed (engine.Staging).
-	Staged string `json:"staged,omitempty"`
+	// Held says why the change is not sent now, as the controller's gate
+	// judges it (Outcome: Staged for a closed window, Settling, Invalid,
+	// MissingDependency for a carrier's write that waits, ...).
+	Held    string         `json:"held,omitempty"`
+	Outcome engine.Outcome `json:"outcome,omitempty"`
 	// Deferred are fields left to their declared owners, which the diff
 	// does not change (platform.kubevirt.io/yield-to).
 	Deferred []engine.Deferral `json:"deferred,omitempty"`
 
-	// write is the change as the gate judges it.
-	write gate.Write
+	// write is the change as the gate judges it; asset and deletes say
+	// whose step it is (a decision's write, or a deletion), carriedBy the
+	// assets a tombstone's deletion waits for.
+	write     gate.Write
+	asset     string
+	deletes   bool
+	carriedBy string
+	// check is the gate's check that holds it (gate.Order).
+	check string
 }
 
 // Diff computes, with server-side dry-runs under the autopilot's field
 // manager, what a reconcile would change: applies of included assets
 // (with the object each replaces), removals of inactive opt-in assets, and
-// tombstone deletions; a change
-// the gate stages at now (it reboots a pool and the disruption window is
-// closed) is marked Staged, as the controller would hold it. What each
-// change does to nodes is the gate's description of the write.
-func Diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext, ds []engine.Decision, tombs []tombstone.Tombstone, now time.Time) ([]ObjectDiff, error) {
+// tombstone deletions. Each change is judged by the controller's gate
+// (gate.Judge, the same checks in the same order) as a controller that
+// starts now would judge it: no budget spent, its settle and pool clocks
+// starting now; a tombstone whose settings an asset carries waits for
+// that asset's write as the controller's does (engine.CarrierWaits). What
+// the gate holds is marked Held, with its outcome; what each change does
+// to nodes is the gate's description of the write.
+func Diff(ctx context.Context, c client.Client, cat *catalog.Catalog, rc *rendercontext.RenderContext, ds []engine.Decision, tombs []tombstone.Tombstone, now time.Time) ([]ObjectDiff, error) {
 	out, err := diff(ctx, c, rc, ds, tombs)
-	// A gate of its own: no budget spent, no settle clock (a preview
-	// knows no history); the window is judged as the controller's is.
-	g := gate.New(gate.Config{Now: func() time.Time { return now }, SettlePeriod: -1})
+	g := gate.New(gate.Config{Now: func() time.Time { return now }, SettlePeriod: settle.DefaultPeriod, Catalog: cat})
+	steps := map[string]engine.Step{}
+	for i := range ds {
+		steps[ds[i].Asset.Name] = engine.Step{Decision: &ds[i], Result: engine.Reported(&ds[i])}
+	}
 	for i := range out {
-		if out[i].Change == Unchanged {
+		o := &out[i]
+		if o.Change == Unchanged {
+			if o.asset != "" && !o.deletes {
+				steps[o.asset] = engine.Step{Decision: steps[o.asset].Decision, Result: engine.Result{Outcome: engine.Unchanged}}
+			}
 			continue
 		}
-		out[i].Disruption = out[i].write.Disruption
-		if v := g.Judge(rc, out[i].write); v.Outcome == engine.Staged {
-			out[i].Staged = v.Reason
+		if o.carriedBy != "" {
+			o.write.Waits, _ = engine.CarrierWaits(o.carriedBy, steps)
+		}
+		o.Disruption = o.write.Disruption
+		v := g.Judge(rc, o.write)
+		if !v.Go {
+			o.Held, o.Outcome, o.check = v.Reason, v.Outcome, v.Check
+		}
+		if o.asset != "" && !o.deletes {
+			res := engine.Result{Outcome: engine.Applied}
+			if !v.Go {
+				res = v.Held(res, "")
+			}
+			steps[o.asset] = engine.Step{Decision: steps[o.asset].Decision, Result: res}
 		}
 	}
 	return out, err
@@ -92,13 +123,14 @@ func diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 			if err != nil {
 				return nil, fmt.Errorf("asset %s: %w", d.Asset.Name, err)
 			}
+			od.asset = d.Asset.Name
 			out = append(out, od)
 			if d.Replaces != nil {
 				// The object it replaces goes with its write (judged with
 				// it: the write's pools are both objects'), or alone when
 				// its own object is in place already.
 				rm := deletion(d.Asset.Name, d.Replaces, "replaced by "+od.Object)
-				rm.write = od.write
+				rm.write, rm.asset, rm.deletes = od.write, d.Asset.Name, true
 				if od.Change == Unchanged {
 					rm.write = gate.ForRemoval(rc, gate.Supersede, d.Asset.Name, d.Replaces, d.ReportOnly)
 				}
@@ -109,6 +141,7 @@ func diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 			if ok, why := guard.MayDelete(live); ok {
 				od := deletion(d.Asset.Name, live, "asset turned off: "+d.Reason)
 				od.write = gate.ForRemoval(rc, gate.SwitchOff, d.Asset.Name, live, d.ReportOnly)
+				od.asset, od.deletes = d.Asset.Name, true
 				out = append(out, od)
 			} else {
 				out = append(out, ObjectDiff{Asset: d.Asset.Name, Object: engine.ObjectKey(live), Change: Unchanged, Reason: "asset turned off, object kept: " + why})
@@ -127,6 +160,7 @@ func diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 		if ok, why := guard.MayDelete(live); ok {
 			od := deletion("", live, "tombstone "+t.Path)
 			od.write = gate.ForRemoval(rc, gate.Tombstone, "", live, false)
+			od.deletes, od.carriedBy = true, t.CarriedBy
 			out = append(out, od)
 		} else {
 			out = append(out, ObjectDiff{Object: engine.ObjectKey(live), Change: Unchanged, Reason: "tombstone " + t.Path + " not applied: " + why})
@@ -237,8 +271,11 @@ func DisruptionSummary(diffs []ObjectDiff, t rendercontext.Topology, impacts map
 			continue
 		}
 		what := d.Object + " " + string(d.Change)
-		if d.Staged != "" {
+		switch {
+		case d.check == "window":
 			what += " (staged until the disruption window opens)"
+		case d.Held != "":
+			what += " (held, " + string(d.Outcome) + ": " + d.Held + ")"
 		}
 		rolled := d.Disruption.Rolled()
 		if len(rolled) == 0 {

@@ -386,6 +386,26 @@ func (g *Gate) Refused(w Write, v Verdict, err error) Verdict {
 	return Verdict{Outcome: engine.Refused, Reason: fmt.Sprintf("the API server refused the %s: %v", w.Op, err)}
 }
 
+// Unanswered is what a request that did not succeed comes to, on every
+// path (a write, its dry run, a deletion): err wrapped to name what was
+// sent and its object; a refusal on its merits (IsRefusal: permissions,
+// admission, validation) is Refused, anything else (a webhook not
+// callable, a conflict, an overloaded server) Failed. Neither changed
+// anything: the token v took (zero for a dry run) is given back, and no
+// opponent is named. The caller retries it on the asset's backoff.
+func (g *Gate) Unanswered(res engine.Result, w Write, v Verdict, what string, obj *unstructured.Unstructured, err error) engine.Result {
+	err = fmt.Errorf("%s of %s: %w", what, engine.ObjectKey(obj), err)
+	res.Err, res.Opponents = err, nil
+	if IsRefusal(err) {
+		r := g.Refused(w, v, err)
+		res.Outcome, res.Reason = r.Outcome, r.Reason
+		return res
+	}
+	g.Unspent(w, v)
+	res.Outcome, res.Reason = engine.Failed, err.Error()
+	return res
+}
+
 // IsRefusal reports whether err is the API server refusing a write on its
 // merits (not allowed, not valid, denied by admission), which trying again
 // at once will not change; a timeout, a conflict or an unavailable server

@@ -94,14 +94,14 @@ func (l live) Read(ctx context.Context, cat *catalog.Catalog) (cli.Input, error)
 }
 
 func (l live) Diff(ctx context.Context, rc *rendercontext.RenderContext, ds []engine.Decision, deletions bool, stdout io.Writer) error {
-	_, tombs, err := app.LoadEmbedded()
+	cat, tombs, err := app.LoadEmbedded()
 	if err != nil {
 		return err
 	}
 	if !deletions {
 		tombs = nil
 	}
-	diffs, err := dryrun.Diff(ctx, l.c, rc, ds, tombs, time.Now())
+	diffs, err := dryrun.Diff(ctx, l.c, cat, rc, ds, tombs, time.Now())
 	if err != nil {
 		return err
 	}
@@ -112,8 +112,11 @@ func (l live) Diff(ctx context.Context, rc *rendercontext.RenderContext, ds []en
 		if d.Reason != "" {
 			fmt.Fprintf(&b, " (%s)", d.Reason)
 		}
-		if d.Staged != "" {
-			fmt.Fprintf(&b, " [%s]", d.Staged)
+		switch {
+		case d.Outcome == engine.Staged:
+			fmt.Fprintf(&b, " [%s]", d.Held)
+		case d.Held != "":
+			fmt.Fprintf(&b, " [held, %s: %s]", d.Outcome, d.Held)
 		}
 		for _, f := range d.Deferred {
 			fmt.Fprintf(&b, " [deferred to its owner: %s]", f)
