@@ -162,6 +162,10 @@ type Decision struct {
 	// ObjectPrint hashes the object rendered from those facts (before a
 	// person's patch), set with FactPrint when the asset is active.
 	ObjectPrint string
+	// Waits, when set, is why this decision's write waits for another
+	// (the asset whose object it replaces cannot be judged now): the gate
+	// holds it (gate.Write.Waits).
+	Waits string
 	// IntentPrint hashes what a person chose that the object renders
 	// from (IntentPrint), set with FactPrint when the asset is active.
 	IntentPrint string

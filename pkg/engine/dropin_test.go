@@ -323,7 +323,8 @@ func TestDropInReplacesTheKubeletConfig(t *testing.T) {
 		// The activation switch: report-only previews the pair; a switch
 		// leaving the KubeletConfig's asset out holds the drop-in too.
 		{"report-only", nil, map[string]string{annotations.Autopilot: "report-only"}, engine.VerdictIncluded, true},
-		{"only the drop-in active", nil, map[string]string{annotations.Autopilot: "kubelet-dropin-worker"}, engine.VerdictPaused, false},
+		// (The planner names the dependency; the gate holds the write.)
+		{"only the drop-in active", nil, map[string]string{annotations.Autopilot: "kubelet-dropin-worker"}, engine.VerdictIncluded, false},
 	} {
 		kc := ourKubeletConfig(c.ann)
 		rc := dropInContext(true, false, kc)
@@ -348,8 +349,11 @@ func TestDropInReplacesTheKubeletConfig(t *testing.T) {
 			if !slices.Contains(di.Pools, "worker") || engine.DisruptionOf(&di).Reboot != true {
 				t.Errorf("%s: the pair's disruption %v", c.name, engine.DisruptionOf(&di))
 			}
-		} else if !strings.Contains(di.Reason, "kubelet-worker") {
+		} else if !strings.Contains(di.Reason+di.Waits, "kubelet-worker") {
 			t.Errorf("%s: the conflict does not name the KubeletConfig: %s", c.name, di.Reason)
+		}
+		if waits := c.want == engine.VerdictIncluded && !c.replace; waits != strings.Contains(di.Waits, "Paused") {
+			t.Errorf("%s: the drop-in's write waits for the paused KubeletConfig asset: %v (%q)", c.name, waits, di.Waits)
 		}
 	}
 }

@@ -93,7 +93,9 @@ func (w *Walk) Rest(effective *unstructured.Unstructured, unconverged string) Ev
 // pools, so the pool rolls once. Both objects are written together or
 // neither:
 //   - while the other asset cannot be judged (paused by the activation
-//     switch, backing off, failed), the replacement waits too;
+//     switch, backing off, failed), the replacement's write waits too:
+//     the planner names the dependency (Decision.Waits), the gate holds
+//     it (gate.Judge's dependency check);
 //   - an object the deletion guard keeps (a person's patch, ignore-fields
 //     or mode on it, an exclusion, adoption) holds the replacement as a
 //     Conflict: both would apply, and the new form would silently win over
@@ -119,11 +121,9 @@ func pairReplacements(ds []Decision, rc *rendercontext.RenderContext) {
 		}
 		x := &ds[j]
 		if x.Verdict != VerdictRetained && x.Verdict != VerdictInactive {
-			y.Verdict, y.Desired, y.NodeActions = VerdictMissingDependency, nil, nil
-			if x.Verdict == VerdictPaused {
-				y.Verdict = VerdictPaused
-			}
-			y.Reason = fmt.Sprintf("it replaces asset %s, which is %s (%s): the two objects are written together or not at all", x.Asset.Name, x.Verdict, x.Reason)
+			// A dependency of its write, which the gate holds (gate.Write
+			// Waits): nothing of the pair goes while x cannot be judged.
+			y.Waits = fmt.Sprintf("it replaces asset %s, which is %s (%s): the two objects are written together or not at all", x.Asset.Name, x.Verdict, x.Reason)
 			continue
 		}
 		if !CreatedFor(x, x.Live) || !x.Live.GetDeletionTimestamp().IsZero() {

@@ -272,7 +272,8 @@ func (j *judgement) input() (Verdict, bool) {
 }
 
 // dependency: a write that goes with another (the carrier of its
-// settings) waits for it, so a pool never rolls twice for one change.
+// settings, the object it replaces) waits for it, so a pool never rolls
+// twice for one change nor without the settings in between.
 func (j *judgement) dependency() (Verdict, bool) {
 	if j.w.Waits == "" {
 		return Verdict{}, false
@@ -480,7 +481,7 @@ func ForDecision(d *engine.Decision, op Op, drift, opponents []string) Write {
 		op = Merge
 	}
 	w := Write{Op: op, ID: engine.Identity(d.Desired), Disruption: engine.DisruptionOf(d),
-		ReportOnly: d.ReportOnly, Drift: drift, Opponents: opponents, Sensitive: sensitive(d.Desired)}
+		ReportOnly: d.ReportOnly, Drift: drift, Opponents: opponents, Sensitive: sensitive(d.Desired), Waits: d.Waits}
 	if d.Asset != nil {
 		w.Asset = d.Asset.Name
 		w.Sensitive = w.Sensitive || engine.Settles(d.Asset, d.Desired.GetKind())

@@ -77,10 +77,10 @@ func scene(t *testing.T, on map[string]bool) (*gate.Gate, *rendercontext.RenderC
 	d := &engine.Decision{Asset: &catalog.Asset{Name: "thing", Disruption: catalog.DisruptionReboot}, Verdict: engine.VerdictIncluded,
 		Rendered: obj, Desired: obj, Live: live, Pools: rc.PoolsReached(obj), ReportOnly: on["report-only"],
 		FactPrint: now.Facts, ObjectPrint: now.Object, IntentPrint: now.Intent}
-	w := gate.ForDecision(d, gate.Correct, []string{"/spec/config"}, []string{"kubectl-edit"})
 	if on["dependency"] {
-		w.Waits = "its carrier's write is held"
+		d.Waits = "it replaces asset old, whose carrier's write is held" // the planner's
 	}
+	w := gate.ForDecision(d, gate.Correct, []string{"/spec/config"}, []string{"kubectl-edit"})
 	if on["write budget"] {
 		// An earlier correction of the same object took the token.
 		prior := gate.Write{Op: gate.Correct, ID: w.ID}

@@ -10,8 +10,9 @@ import (
 // Preview folds into a preview's decisions (render, /debug/render, the
 // features view) what the gate answers on the cluster's inputs alone: a
 // decision whose write, or switch-off delete, the gate holds because an
-// HCO input is not understood reads Invalid, as the controller reports
-// it. It judges with a gate that knows no history (no budget spent, no
+// HCO input is not understood reads Invalid, one whose write waits for
+// another (Decision.Waits) MissingDependency, as the controller reports
+// them. It judges with a gate that knows no history (no budget spent, no
 // settle clock): the preview of holds that need one, and of the window
 // and pools, is render --output diff's (pkg/dryrun), by the same Judge.
 func Preview(cat *catalog.Catalog, eval engine.Evaluation, now time.Time) {
@@ -32,8 +33,11 @@ func Preview(cat *catalog.Catalog, eval engine.Evaluation, now time.Time) {
 		default:
 			continue
 		}
-		if v := g.Judge(rc, w); v.Outcome == engine.Invalid {
+		switch v := g.Judge(rc, w); v.Check {
+		case "input":
 			d.Verdict, d.Annotation, d.InvalidReason, d.Reason, d.Desired = engine.VerdictInvalid, v.Annotation, engine.Malformed, v.Reason, nil
+		case "dependency":
+			d.Verdict, d.Reason, d.Desired, d.NodeActions = engine.VerdictMissingDependency, v.Reason, nil, nil
 		}
 	}
 }
