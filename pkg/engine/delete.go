@@ -109,30 +109,35 @@ func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
 	return true, ""
 }
 
-// ObjectKey identifies an object across kinds: "Kind/namespace/name", or
-// "Kind/name" when cluster-scoped (names hold no slash, so no two collide).
+// ObjectKey names an object wherever it is shown or remembered (messages,
+// Events, errors, a write budget, a verified verdict, a pool wait): its
+// kind qualified by its API group ("Kind.group/namespace/name", or
+// "Kind.group/name" when cluster-scoped; a core kind has no group), so
+// two kinds of one name in different groups are never mistaken for one
+// another (names hold no slash, so no two collide).
 func ObjectKey(u *unstructured.Unstructured) string {
+	k := u.GetKind()
+	if g := u.GroupVersionKind().Group; g != "" {
+		k += "." + g
+	}
+	if u.GetNamespace() == "" {
+		return k + "/" + u.GetName()
+	}
+	return k + "/" + u.GetNamespace() + "/" + u.GetName()
+}
+
+// ExclusionEntry is the entry of the HCO's disabled-resources that names u
+// ("Kind/namespace/name", or "Kind/name": the annotation's own form), for
+// messages that tell a person what to add.
+func ExclusionEntry(u *unstructured.Unstructured) string {
 	if u.GetNamespace() == "" {
 		return u.GetKind() + "/" + u.GetName()
 	}
 	return u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
 }
 
-// Identity is an object's key wherever something is remembered per
-// object (a write budget, an Event's dedup, a verified verdict, a pool
-// wait): ObjectKey with the kind qualified by its API group ("Kind.group"),
-// so two kinds of one name in different groups never share one.
-func Identity(u *unstructured.Unstructured) string {
-	g := u.GroupVersionKind().Group
-	if g == "" {
-		return ObjectKey(u)
-	}
-	k := u.GetKind() + "." + g
-	if u.GetNamespace() == "" {
-		return k + "/" + u.GetName()
-	}
-	return k + "/" + u.GetNamespace() + "/" + u.GetName()
-}
+// Identity is ObjectKey: one key per object, shown and remembered alike.
+func Identity(u *unstructured.Unstructured) string { return ObjectKey(u) }
 
 // RemovalCandidate returns the object an inactive opt-in asset would have
 // created, if the user turned it off (an intent condition, not a derived

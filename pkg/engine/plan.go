@@ -134,7 +134,7 @@ func pairReplacements(ds []Decision, rc *rendercontext.RenderContext) {
 			y.Verdict, y.Desired, y.NodeActions = VerdictConflict, nil, nil
 			y.Reason = fmt.Sprintf("it carries the settings of %s now, but %s is kept (%s); both would apply and this one would silently win over it, so nothing is written until a person decides: "+
 				"carry what you tailored on %s over to %s with a %s annotation and delete %s, or keep %s by adding %s to the HCO's %s",
-				old, old, why, old, ObjectKey(y.Rendered), annotations.Patch, old, old, ObjectKey(y.Rendered), annotations.DisabledResources)
+				old, old, why, old, ObjectKey(y.Rendered), annotations.Patch, old, old, ExclusionEntry(y.Rendered), annotations.DisabledResources)
 			continue
 		}
 		y.Replaces = x.Live

@@ -141,7 +141,7 @@ func TestBinary(t *testing.T) {
 		t.Fatalf("/debug/render/psi-enable: %d\n%s", code, body)
 	}
 	// The admin's log: one info line per object created, none per no-op.
-	if l := dump(); !strings.Contains(l, `"action":"create"`) || !strings.Contains(l, `"object":"MachineConfig/99-worker-kubevirt-psi-karg"`) {
+	if l := dump(); !strings.Contains(l, `"action":"create"`) || !strings.Contains(l, `"object":"MachineConfig.machineconfiguration.openshift.io/99-worker-kubevirt-psi-karg"`) {
 		t.Fatalf("no create line for the PSI MachineConfig in the log:\n%s", l)
 	}
 	// The reasoning (assets left as they are, watches) is debug verbosity

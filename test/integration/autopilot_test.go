@@ -53,7 +53,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 		// the events API must not fold them into one series named after the first.
 		for _, name := range []string{psiMC, swapMC} {
 			Eventually(func() int { return len(events("Created", name)) }).Should(BeNumerically(">", 0), name)
-			Expect(logs.find(map[string]string{"action": "create", "object": "MachineConfig/" + name})).To(HaveLen(1), name)
+			Expect(logs.find(map[string]string{"action": "create", "object": "MachineConfig.machineconfiguration.openshift.io/" + name})).To(HaveLen(1), name)
 			// A MachineConfig write rolls its pool: the HCO says so, naming it.
 			Eventually(func() int { return len(events("PoolRollout", name, "MachineConfigPool worker rolls")) }).Should(BeNumerically(">", 0), name)
 		}
@@ -134,7 +134,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 		Eventually(func() int { return len(events("DriftCorrected", psiMC)) }).Should(BeNumerically(">", 0))
 
 		// The admin's log: one info line naming the object, the action and the field.
-		lines := logs.find(map[string]string{"action": "correct", "object": "MachineConfig/" + psiMC, "asset": "psi-enable", "level": "info"})
+		lines := logs.find(map[string]string{"action": "correct", "object": "MachineConfig.machineconfiguration.openshift.io/" + psiMC, "asset": "psi-enable", "level": "info"})
 		Expect(lines).To(HaveLen(1))
 		Expect(lines[0]["fields"]).To(ContainElement(ContainSubstring("kernelArguments")))
 		// A constant message, the object as structured values: aggregatable.

@@ -69,7 +69,7 @@ func dropInSpecs(ctx context.Context) {
 		Expect(outcomeOf("kubelet-worker")()).To(Equal(engine.Inactive))
 		// The preview says both, staged together.
 		diff := runCLI(1, "--kubeconfig", writeKubeconfig(GinkgoT().TempDir()), "--namespace", hcoNamespace, "--output", "diff")
-		Expect(diff).To(MatchRegexp(`MachineConfig/` + dropIn + ` created.*\[staged`))
+		Expect(diff).To(MatchRegexp(`MachineConfig\.machineconfiguration\.openshift\.io/` + dropIn + ` created.*\[staged`))
 		Expect(diff).To(MatchRegexp(`KubeletConfig/` + ours + ` deleted \(replaced by MachineConfig/` + dropIn + `\).*\[staged`))
 
 		// The window opens: the drop-in is created and the KubeletConfig
@@ -104,7 +104,7 @@ func dropInSpecs(ctx context.Context) {
 			deferred = append(deferred, d.String())
 		}
 		Expect(deferred).To(ContainElements("kubelet maxPods (KubeletConfig/"+admin+")", "kubelet autoSizingReserved (KubeletConfig/"+admin+")"))
-		Eventually(func() int { return len(events("Deferred", dropIn, "KubeletConfig/"+admin)) }).Should(BeNumerically(">", 0))
+		Eventually(func() int { return len(events("Deferred", dropIn, "KubeletConfig.machineconfiguration.openshift.io/"+admin)) }).Should(BeNumerically(">", 0))
 
 		// The admin hands maxPods back: the drop-in carries it again.
 		update(kcGVK, "", admin, "admin", func(k *unstructured.Unstructured) {

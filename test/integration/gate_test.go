@@ -259,8 +259,8 @@ func gateSpecs(ctx context.Context) {
 		Expect(testutil.ToFloat64(metrics.Throttled.WithLabelValues("MachineConfig", "", psiMC, "kubectl-edit"))).To(BeZero())
 		// Read right after a refusal: had it spent a token, the bucket
 		// would be one short (a token refills in testThrottle.Refill).
-		Expect(rec.Snapshot().Throttle["MachineConfig/"+psiMC].Tokens).To(BeNumerically(">", float64(testThrottle.Burst)-0.5), "every refusal gave its token back")
-		Expect(rec.Snapshot().Throttle["MachineConfig/"+psiMC].Throttled).To(BeFalse())
+		Expect(rec.Snapshot().Throttle["MachineConfig.machineconfiguration.openshift.io/"+psiMC].Tokens).To(BeNumerically(">", float64(testThrottle.Burst)-0.5), "every refusal gave its token back")
+		Expect(rec.Snapshot().Throttle["MachineConfig.machineconfiguration.openshift.io/"+psiMC].Throttled).To(BeFalse())
 		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}))
 
 		// The freeze is lifted: the next try corrects it.

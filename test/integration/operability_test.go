@@ -168,12 +168,12 @@ func operabilitySpecs(ctx context.Context) {
 		Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(leftover), client.FieldOwner(annotations.FieldManager))).To(Succeed())
 
 		out := runCLI(1, "--kubeconfig", kc, "--namespace", hcoNamespace, "--output", "diff")
-		Expect(out).To(ContainSubstring("MachineConfig/" + psiMC + " changed"))
+		Expect(out).To(ContainSubstring("MachineConfig.machineconfiguration.openshift.io/" + psiMC + " changed"))
 		Expect(out).To(ContainSubstring("-  - psi=0"))
 		Expect(out).To(ContainSubstring("+  - psi=1"))
-		Expect(out).To(ContainSubstring("MachineConfig/50-swap-enable deleted"))
-		Expect(out).To(ContainSubstring("KubeDescheduler/" + deschedulerNamespace + "/cluster deleted (asset turned off"))
-		Expect(out).To(ContainSubstring("MachineConfig/" + swapMC + " unchanged"))
+		Expect(out).To(ContainSubstring("MachineConfig.machineconfiguration.openshift.io/50-swap-enable deleted"))
+		Expect(out).To(ContainSubstring("KubeDescheduler.operator.openshift.io/" + deschedulerNamespace + "/cluster deleted (asset turned off"))
+		Expect(out).To(ContainSubstring("MachineConfig.machineconfiguration.openshift.io/" + swapMC + " unchanged"))
 		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}), "a diff writes nothing")
 		// It ends with what applying would do to nodes, by pool.
 		Expect(out).To(ContainSubstring("Disruption: applying reboots nodes"))
@@ -431,7 +431,7 @@ func operabilitySpecs(ctx context.Context) {
 		Expect(psi.Assets).To(ContainElement(HaveField("Reason", ContainSubstring("when it rolls: "))), "the features view says it too")
 		// render --output diff says so, as the controller holds it.
 		diff := runCLI(1, "--kubeconfig", writeKubeconfig(GinkgoT().TempDir()), "--namespace", hcoNamespace, "--output", "diff")
-		Expect(diff).To(And(MatchRegexp(`MachineConfig/`+psiMC+` changed.*\[staged: `), ContainSubstring("(staged until the disruption window opens)"),
+		Expect(diff).To(And(MatchRegexp(`MachineConfig\.machineconfiguration\.openshift\.io/`+psiMC+` changed.*\[staged: `), ContainSubstring("(staged until the disruption window opens)"),
 			ContainSubstring("1 VMI(s) live-migrate; 1 block the drain")))
 
 		// The autopilot's clock ten seconds before the window opens: the

@@ -97,7 +97,7 @@ func factBudgetSpecs(ctx context.Context) {
 		Eventually(func() string { return status("pci-passthrough").Reason }).WithTimeout(testSettle + 30*time.Second).Should(ContainSubstring(annotations.FactRollouts))
 		Expect(status("pci-passthrough").Outcome).To(Equal(engine.Staged))
 		Eventually(func() int { return len(events("Staged", pciMC)) }).Should(BeNumerically(">", 0))
-		Expect(get(mcGVK, "", pciMC).GetResourceVersion()).To(Equal(rv), "held: no rollout: %v", logs.find(map[string]string{"object": "MachineConfig/" + pciMC}))
+		Expect(get(mcGVK, "", pciMC).GetResourceVersion()).To(Equal(rv), "held: no rollout: %v", logs.find(map[string]string{"object": "MachineConfig.machineconfiguration.openshift.io/" + pciMC}))
 
 		// A person says so: the record removed, the write goes, counted.
 		update(mcGVK, "", pciMC, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, annotations.FactRollouts, "") })
