@@ -104,7 +104,9 @@ func dropInSpecs(ctx context.Context) {
 			deferred = append(deferred, d.String())
 		}
 		Expect(deferred).To(ContainElements("kubelet maxPods (KubeletConfig/"+admin+")", "kubelet autoSizingReserved (KubeletConfig/"+admin+")"))
-		Eventually(func() int { return len(events("Deferred", dropIn, "KubeletConfig.machineconfiguration.openshift.io/"+admin)) }).Should(BeNumerically(">", 0))
+		Eventually(func() int {
+			return len(events("Deferred", dropIn, "KubeletConfig.machineconfiguration.openshift.io/"+admin))
+		}).Should(BeNumerically(">", 0))
 
 		// The admin hands maxPods back: the drop-in carries it again.
 		update(kcGVK, "", admin, "admin", func(k *unstructured.Unstructured) {
