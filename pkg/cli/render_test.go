@@ -376,7 +376,7 @@ spec:
 		t.Errorf("the worker kubelet reads drop-ins: %s\n%s", l, dropIn)
 	}
 	js := run(t, 0, "--hco-file", hco, "--objects-file", write(t, dir, "objects.yaml", pools+admin+unit), "--output", "features")
-	if !strings.Contains(js, "kubelet-dropin-worker leaves to their owners: kubelet maxPods (KubeletConfig/admin-max-pods)") {
+	if !strings.Contains(js, "kubelet-dropin-worker leaves to their owners: kubelet maxPods (KubeletConfig.machineconfiguration.openshift.io/admin-max-pods)") {
 		t.Errorf("maxPods is not reported as left to the admin's KubeletConfig:\n%s", js)
 	}
 }

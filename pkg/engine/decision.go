@@ -233,7 +233,7 @@ type Deferral struct {
 	Managers []string `json:"managers"`
 	// Owner is the kind of owner: "" for the field managers the HCO's
 	// yield-to names, OwnerKubeletConfig for admins' KubeletConfigs
-	// (Managers then name them as KubeletConfig/<name>).
+	// (Managers then name them by ObjectKey, KubeletConfig.machineconfiguration.openshift.io/<name>).
 	Owner string `json:"owner,omitempty"`
 }
 

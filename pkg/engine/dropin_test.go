@@ -196,7 +196,7 @@ func TestDropInLeavesTheAdminsSettings(t *testing.T) {
 			for _, df := range d.Deferred {
 				f := strings.TrimPrefix(df.Field, "kubelet ")
 				reported[f] = true
-				if df.Owner != engine.OwnerKubeletConfig || !slices.Equal(df.Managers, []string{"KubeletConfig/admin-tuning"}) {
+				if df.Owner != engine.OwnerKubeletConfig || !slices.Equal(df.Managers, []string{"KubeletConfig.machineconfiguration.openshift.io/admin-tuning"}) {
 					t.Errorf("%s: %s left to %v (%s), want KubeletConfig/admin-tuning alone", where, f, df.Managers, df.Owner)
 				}
 			}
@@ -378,7 +378,7 @@ func TestDropInBesideGoingAndKeptKubeletConfigs(t *testing.T) {
 	kept.SetAnnotations(map[string]string{annotations.Asset: "kubelet-performance-worker", annotations.Patch: "[]"})
 	ds = decisions(t, dropInContext(true, false, kept), nil)
 	di = ds["kubelet-dropin-worker"]
-	if di.Verdict != engine.VerdictIncluded || len(di.Deferred) != 1 || di.Deferred[0].String() != "kubelet maxPods (KubeletConfig/kubevirt-worker-performance)" {
+	if di.Verdict != engine.VerdictIncluded || len(di.Deferred) != 1 || di.Deferred[0].String() != "kubelet maxPods (KubeletConfig.machineconfiguration.openshift.io/kubevirt-worker-performance)" {
 		t.Errorf("beside an old KubeletConfig of the autopilot's that is kept: %s (%s), deferred %v", di.Verdict, di.Reason, di.Deferred)
 	}
 }

@@ -65,7 +65,7 @@ func leaveToKubeletConfigs(a *catalog.Asset, mc *unstructured.Unstructured, rc *
 			continue
 		}
 		for _, f := range kubeletdropin.Fields(kc) {
-			taken[f] = append(taken[f], "KubeletConfig/"+kc.GetName())
+			taken[f] = append(taken[f], kubeletConfigKey+kc.GetName())
 		}
 	}
 	left, err := kubeletdropin.LeaveOut(mc, taken)
@@ -78,3 +78,6 @@ func leaveToKubeletConfigs(a *catalog.Asset, mc *unstructured.Unstructured, rc *
 	}
 	return out, nil
 }
+
+// kubeletConfigKey prefixes a KubeletConfig's ObjectKey.
+var kubeletConfigKey = rendercontext.KubeletConfigGVK.Kind + "." + rendercontext.KubeletConfigGVK.Group + "/"

@@ -45,7 +45,7 @@ var (
 	// declared owner.
 	Deferred = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: ns, Name: "deferred_fields",
-		Help: "Fields of a managed object left to their owner, by manager: a field manager the HCO declares authoritative (platform.kubevirt.io/yield-to), or KubeletConfig/<name> whose settings a kubelet drop-in leaves out; never forced, not drift.",
+		Help: "Fields of a managed object left to their owner, by manager: a field manager the HCO declares authoritative (platform.kubevirt.io/yield-to), or KubeletConfig.machineconfiguration.openshift.io/<name> whose settings a kubelet drop-in leaves out; never forced, not drift.",
 	}, []string{"kind", "namespace", "name", "manager"})
 	// Customization is 1 for each user customization in use: the "tainted" signal.
 	Customization = prometheus.NewGaugeVec(prometheus.GaugeOpts{

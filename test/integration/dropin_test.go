@@ -103,7 +103,7 @@ func dropInSpecs(ctx context.Context) {
 		for _, d := range status("kubelet-dropin-worker").Deferred {
 			deferred = append(deferred, d.String())
 		}
-		Expect(deferred).To(ContainElements("kubelet maxPods (KubeletConfig/"+admin+")", "kubelet autoSizingReserved (KubeletConfig/"+admin+")"))
+		Expect(deferred).To(ContainElements("kubelet maxPods (KubeletConfig.machineconfiguration.openshift.io/"+admin+")", "kubelet autoSizingReserved (KubeletConfig.machineconfiguration.openshift.io/"+admin+")"))
 		Eventually(func() int {
 			return len(events("Deferred", dropIn, "KubeletConfig.machineconfiguration.openshift.io/"+admin))
 		}).Should(BeNumerically(">", 0))
