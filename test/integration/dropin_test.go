@@ -70,7 +70,7 @@ func dropInSpecs(ctx context.Context) {
 		// The preview says both, staged together.
 		diff := runCLI(1, "--kubeconfig", writeKubeconfig(GinkgoT().TempDir()), "--namespace", hcoNamespace, "--output", "diff")
 		Expect(diff).To(MatchRegexp(`MachineConfig\.machineconfiguration\.openshift\.io/` + dropIn + ` created.*\[staged`))
-		Expect(diff).To(MatchRegexp(`KubeletConfig/` + ours + ` deleted \(replaced by MachineConfig/` + dropIn + `\).*\[staged`))
+		Expect(diff).To(MatchRegexp(`KubeletConfig\.machineconfiguration\.openshift\.io/` + ours + ` deleted \(replaced by MachineConfig\.machineconfiguration\.openshift\.io/` + dropIn + `\).*\[staged`))
 
 		// The window opens: the drop-in is created and the KubeletConfig
 		// deleted in the same reconcile, nothing else written for them.

@@ -177,7 +177,7 @@ func operabilitySpecs(ctx context.Context) {
 		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=0"}), "a diff writes nothing")
 		// It ends with what applying would do to nodes, by pool.
 		Expect(out).To(ContainSubstring("Disruption: applying reboots nodes"))
-		Expect(out).To(MatchRegexp(`pool worker: MachineConfig/` + psiMC + ` changed.*\n    \d+ node\(s\) \(.*\), 0 VMI\(s\) live-migrate`))
+		Expect(out).To(MatchRegexp(`pool worker: MachineConfig\.machineconfiguration\.openshift\.io/` + psiMC + ` changed.*\n    \d+ node\(s\) \(.*\), 0 VMI\(s\) live-migrate`))
 
 		startManager()
 		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
