@@ -480,6 +480,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	vocabularySpecs(ctx)
 	invariantSpecs(ctx)
 	operabilitySpecs(ctx)
+	previewSpecs(ctx)
 	gateSpecs(ctx)
 	loggingSpecs(ctx)
 	dropInSpecs(ctx)
