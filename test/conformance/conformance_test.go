@@ -283,7 +283,7 @@ func pass(t *testing.T, ctx context.Context, c client.Client, cat *catalog.Catal
 	applied := map[string]bool{}
 	for round := 1; round <= 2; round++ {
 		rc := context0(t, ctx, c, nodes, rendercontext.Reads(cat))
-		syncer := &apply.Syncer{Client: c, Gate: gate.New(gate.Config{Throttle: throttle.Config{Burst: 100, Refill: time.Second}, SettlePeriod: -1})}
+		syncer := &apply.Syncer{Client: c, Gate: gate.New(gate.Config{Throttle: throttle.Config{Burst: 100, Refill: time.Second}, SettlePeriod: -1, Catalog: cat})}
 		for i := range cat.Assets {
 			a := &cat.Assets[i]
 			d := ev.Evaluate(ctx, a, rc, live)
