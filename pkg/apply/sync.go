@@ -79,8 +79,22 @@ var NamespaceRetry = time.Minute
 // is, and does. A correction costs one request when the local verdict is
 // certain (every drifted field is now owned by another manager: someone
 // changed what the autopilot had set), else a dry-run first. While the
-// object's budget is spent nothing is sent at all, not even a dry-run.
+// object's budget is spent (and no earlier check holds it) nothing is
+// sent at all, not even a dry-run.
 func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *engine.Decision) engine.Result {
+	return s.SyncOn(ctx, rc, d, nil)
+}
+
+// Fresh returns the render context with the HCO as the API server has it
+// now (read at most once per reconcile).
+type Fresh func(context.Context) (*rendercontext.RenderContext, error)
+
+// SyncOn is Sync for a write that goes with a deletion (the object it
+// replaces, a tombstone whose settings it carries): like every deletion,
+// it is judged on the HCO as the API server has it now (fresh), read only
+// once the cached rc's verdict would let the write go, so a held or
+// converged pair costs no request.
+func (s *Syncer) SyncOn(ctx context.Context, rc *rendercontext.RenderContext, d *engine.Decision, fresh Fresh) engine.Result {
 	if d.Verdict != engine.VerdictIncluded || d.Desired == nil {
 		return engine.Reported(d)
 	}
@@ -103,7 +117,11 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 		}
 		w := gate.ForDecision(d, op, res.Drift, nil)
 		res.Disruption = &w.Disruption
-		v := s.Gate.Judge(rc, w)
+		v, err := s.judge(ctx, rc, w, fresh)
+		if err != nil {
+			res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err
+			return res
+		}
 		if !v.Go {
 			return held(res, v)
 		}
@@ -130,7 +148,8 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 	if v := s.Gate.Peek(rc, w); !v.Go && v.Check == gate.WriteBudget {
 		// Its budget spent and nothing else holding it first (the gate's
 		// order): nothing is sent, not even a dry run. Held by another
-		// check, the dry run still tells whether there is a write to hold.
+		// check, the dry run still tells whether there is a write to hold
+		// (the Judge after it reports the hold).
 		return held(res, v)
 	}
 	if !certain && !s.isVerified(id, "drifted "+stamp) {
@@ -146,11 +165,32 @@ func (s *Syncer) Sync(ctx context.Context, rc *rendercontext.RenderContext, d *e
 		// dry-run again until the object or the desired state changes.
 		s.setVerified(id, "drifted "+stamp)
 	}
-	v := s.Gate.Judge(rc, w)
+	v, err := s.judge(ctx, rc, w, fresh)
+	if err != nil {
+		res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err
+		return res
+	}
 	if !v.Go {
 		return held(res, v)
 	}
 	return s.apply(ctx, d, res, w, v)
+}
+
+// judge is the gate's verdict on w: on rc, or, with fresh set, on the
+// HCO as the API server has it now, read only once rc's verdict would let
+// the write go.
+func (s *Syncer) judge(ctx context.Context, rc *rendercontext.RenderContext, w gate.Write, fresh Fresh) (gate.Verdict, error) {
+	if fresh == nil {
+		return s.Gate.Judge(rc, w), nil
+	}
+	if v := s.Gate.Peek(rc, w); !v.Go {
+		return v, nil
+	}
+	f, err := fresh(ctx)
+	if err != nil {
+		return gate.Verdict{}, err
+	}
+	return s.Gate.Judge(f, w), nil
 }
 
 // held is the result of a write the gate did not let go.

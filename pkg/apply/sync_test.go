@@ -317,3 +317,57 @@ func TestOldSchemeStampAloneIsNoDrift(t *testing.T) {
 		t.Fatalf("a stamp of this scheme that differs is drift: %+v", res)
 	}
 }
+
+// A write that goes with a deletion is judged on the HCO as the API server
+// has it now, read only when the cached verdict lets it go: a held,
+// report-only or converged pair costs no request; a window added a moment
+// ago holds it; an HCO that cannot be read sends nothing.
+func TestSyncOnReadsTheHCOOnlyForAWriteThatWouldGo(t *testing.T) {
+	mc := func() *engine.Decision {
+		desired := &unstructured.Unstructured{}
+		desired.SetAPIVersion("machineconfiguration.openshift.io/v1")
+		desired.SetKind("MachineConfig")
+		desired.SetName("50-kubevirt-thing")
+		desired.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": "worker"})
+		return &engine.Decision{Asset: &catalog.Asset{Name: "a", Disruption: catalog.DisruptionReboot}, Verdict: engine.VerdictIncluded,
+			Desired: desired, Rendered: desired, Pools: []string{"worker"}}
+	}
+	window := func(w string) *rendercontext.RenderContext {
+		hco := &unstructured.Unstructured{Object: map[string]any{}}
+		if w != "" {
+			hco.SetAnnotations(map[string]string{annotations.DisruptionWindow: w})
+		}
+		return rendercontext.New(rendercontext.Facts{HCO: hco})
+	}
+	for _, c := range []struct {
+		name        string
+		cached      string // the cache's window
+		fresh       string // the API server's
+		freshErr    error
+		reportOnly  bool
+		want        engine.Outcome
+		reads, sent int
+	}{
+		{"goes", "", "", nil, false, engine.Applied, 1, 1},
+		{"a window added a moment ago", "", "Sat 02:00-06:00 UTC", nil, false, engine.Staged, 1, 0},
+		{"held on the cache already", "Sat 02:00-06:00 UTC", "", nil, false, engine.Staged, 0, 0},
+		{"report-only", "", "", nil, true, engine.Drifted, 0, 0},
+		{"the HCO cannot be read", "", "", errors.New("etcd down"), false, engine.Failed, 1, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := &server{answer: func(_ bool, sent *unstructured.Unstructured) (*unstructured.Unstructured, error) { return sent, nil }}
+			s := &apply.Syncer{Client: srv.client(), Gate: gate.New(gate.Config{Now: func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }})}
+			reads := 0
+			fresh := func(context.Context) (*rendercontext.RenderContext, error) {
+				reads++
+				return window(c.fresh), c.freshErr
+			}
+			d := mc()
+			d.ReportOnly = c.reportOnly
+			res := s.SyncOn(context.Background(), window(c.cached), d, fresh)
+			if res.Outcome != c.want || reads != c.reads || len(srv.calls) != c.sent {
+				t.Fatalf("%s (%s), %d read(s), calls %v; want %s, %d read(s), %d sent", res.Outcome, res.Reason, reads, srv.calls, c.want, c.reads, c.sent)
+			}
+		})
+	}
+}

@@ -15,8 +15,9 @@ import (
 // deleted, once per reconcile and only then. The HCO cache and a managed
 // kind's cache are fed by different watches: a reconcile woken by one may
 // still see the HCO before a person's last edit (an exclusion just added, a
-// switch just turned back on). A deletion must follow that last word; a
-// reconcile that deletes nothing costs no request for it.
+// switch just turned back on). A deletion, and a write that goes with one,
+// must follow that last word; a reconcile that deletes nothing (nor would
+// send such a write) costs no request for it.
 type freshIntent struct {
 	reader    client.Reader
 	namespace string

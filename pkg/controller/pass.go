@@ -2,12 +2,14 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/apply"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/clusterread"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
@@ -92,18 +94,14 @@ func (p *pass) step(d *engine.Decision, rc *rendercontext.RenderContext) engine.
 	var res engine.Result
 	switch d.Verdict {
 	case engine.VerdictIncluded:
-		view := rc
-		if d.Replaces != nil {
-			// Its write deletes the object it replaces: judged, like every
+		var fresh apply.Fresh
+		if d.Replaces != nil || p.carries(d.Asset.Name) {
+			// Its write goes with a deletion (the object it replaces, a
+			// tombstone whose settings it carries): judged, like every
 			// deletion, on the HCO as the API server has it now.
-			fresh, err := p.intent.context(ctx)
-			if err != nil {
-				res = engine.Result{Outcome: engine.Failed, Reason: err.Error(), Err: err}
-				break
-			}
-			view = fresh
+			fresh = p.intent.context
 		}
-		res = r.syncer.Sync(ctx, view, d) // the gate judges inside, just before a write
+		res = r.syncer.SyncOn(ctx, rc, d, fresh) // the gate judges inside, just before a write
 		if d.Replaces != nil {
 			res = r.replaced(ctx, d, res, p.intent)
 		}
@@ -137,6 +135,19 @@ func (p *pass) step(d *engine.Decision, rc *rendercontext.RenderContext) engine.
 	p.retry = minPositive(p.retry, res.RetryAfter)
 	p.record(d, res)
 	return res
+}
+
+// carries reports whether asset carries the settings of a tombstone this
+// pass reaps after the walk.
+func (p *pass) carries(asset string) bool {
+	for _, t := range p.carried {
+		for _, name := range strings.Split(t.CarriedBy, ",") {
+			if strings.TrimSpace(name) == asset {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // record keeps d's result for the phases after the walk.

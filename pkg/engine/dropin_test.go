@@ -9,13 +9,16 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/kubeletdropin"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/reservation"
@@ -323,8 +326,7 @@ func TestDropInReplacesTheKubeletConfig(t *testing.T) {
 		// The activation switch: report-only previews the pair; a switch
 		// leaving the KubeletConfig's asset out holds the drop-in too.
 		{"report-only", nil, map[string]string{annotations.Autopilot: "report-only"}, engine.VerdictIncluded, true},
-		// (The planner names the dependency; the gate holds the write.)
-		{"only the drop-in active", nil, map[string]string{annotations.Autopilot: "kubelet-dropin-worker"}, engine.VerdictIncluded, false},
+		{"only the drop-in active", nil, map[string]string{annotations.Autopilot: "kubelet-dropin-worker"}, engine.VerdictPaused, false},
 	} {
 		kc := ourKubeletConfig(c.ann)
 		rc := dropInContext(true, false, kc)
@@ -352,8 +354,8 @@ func TestDropInReplacesTheKubeletConfig(t *testing.T) {
 		} else if !strings.Contains(di.Reason+di.Waits, "kubelet-worker") {
 			t.Errorf("%s: the conflict does not name the KubeletConfig: %s", c.name, di.Reason)
 		}
-		if waits := c.want == engine.VerdictIncluded && !c.replace; waits != strings.Contains(di.Waits, "Paused") {
-			t.Errorf("%s: the drop-in's write waits for the paused KubeletConfig asset: %v (%q)", c.name, waits, di.Waits)
+		if di.Waits != "" {
+			t.Errorf("%s: the drop-in's write waits: %q", c.name, di.Waits)
 		}
 	}
 }
@@ -380,5 +382,34 @@ func TestDropInBesideGoingAndKeptKubeletConfigs(t *testing.T) {
 	di = ds["kubelet-dropin-worker"]
 	if di.Verdict != engine.VerdictIncluded || len(di.Deferred) != 1 || di.Deferred[0].String() != "kubelet maxPods (KubeletConfig.machineconfiguration.openshift.io/kubevirt-worker-performance)" {
 		t.Errorf("beside an old KubeletConfig of the autopilot's that is kept: %s (%s), deferred %v", di.Verdict, di.Reason, di.Deferred)
+	}
+}
+
+// While the KubeletConfig's asset cannot be judged (backing off after a
+// failure), the drop-in's write waits for it: the walk names the
+// dependency, the gate holds the write (MissingDependency, as every
+// preview shows it), and nothing of the pair goes.
+func TestDropInWaitsForAKubeletConfigAssetInBackoff(t *testing.T) {
+	kc := ourKubeletConfig(nil)
+	rc := dropInContext(true, false, kc)
+	ev, cat, _ := setup(t, nil)
+	ev.Hold = func(a *catalog.Asset) (string, bool) {
+		return "retrying in 4s: apply refused", a.Name == "kubelet-worker"
+	}
+	eval := ev.Preview(context.Background(), cat, rc, liveMap{"KubeletConfig//kubevirt-kubelet-worker": kc})
+	var di engine.Decision
+	for _, d := range eval.Decisions {
+		if d.Asset.Name == "kubelet-dropin-worker" {
+			di = d
+		}
+	}
+	if di.Verdict != engine.VerdictIncluded || di.Replaces != nil || !strings.Contains(di.Waits, "kubelet-worker") || !strings.Contains(di.Waits, "retrying in 4s") {
+		t.Fatalf("the drop-in: %s, replaces %v, waits %q", di.Verdict, di.Replaces != nil, di.Waits)
+	}
+	gate.Preview(cat, eval, time.Now())
+	for _, d := range eval.Decisions {
+		if d.Asset.Name == "kubelet-dropin-worker" && (d.Verdict != engine.VerdictMissingDependency || d.Desired != nil) {
+			t.Fatalf("the previews show the hold: %s (%s)", d.Verdict, d.Reason)
+		}
 	}
 }

@@ -52,13 +52,28 @@ func TestIntentPrintFollowsWhatTheTemplateReads(t *testing.T) {
 			_ = unstructured.SetNestedField(h.Object, int64(r.Intn(50)+6), "spec", "virtualization", "liveMigrationConfig", "parallelMigrationsPerCluster")
 		},
 		func(h *unstructured.Unstructured) {
+			// Every switch off but one, in turn: an asset that does not
+			// read a switch keeps its intent when it flips.
+			a := h.GetAnnotations()
+			for k := range a {
+				if r.Intn(3) == 0 {
+					delete(a, k)
+				}
+			}
+			h.SetAnnotations(a)
+		},
+		func(h *unstructured.Unstructured) {
+			// Feature gates the templates do not ask for, in another order.
+			_ = unstructured.SetNestedSlice(h.Object, []any{map[string]any{"name": "Other"}, map[string]any{"name": "CPUManager"}}, "spec", "featureGates")
+		},
+		func(h *unstructured.Unstructured) {
 			a := h.GetAnnotations()
 			a[annotations.DisruptionWindow] = "Sat 02:00-06:00 UTC"
 			a[annotations.YieldTo] = "argocd-controller"
 			h.SetAnnotations(a)
 		},
 	}
-	for i, edit := range unread {
+	for i, edit := range append(append(unread, unread...), unread...) {
 		h := base()
 		edit(h)
 		for name, d := range stamps(h) {

@@ -92,10 +92,11 @@ func (w *Walk) Rest(effective *unstructured.Unstructured, unconverged string) Ev
 // active asset's write, judged by the gate as one write over both objects'
 // pools, so the pool rolls once. Both objects are written together or
 // neither:
-//   - while the other asset cannot be judged (paused by the activation
-//     switch, backing off, failed), the replacement's write waits too:
-//     the planner names the dependency (Decision.Waits), the gate holds
-//     it (gate.Judge's dependency check);
+//   - while the other asset cannot be judged (backing off, failed), the
+//     replacement's write waits too: the planner names the dependency
+//     (Decision.Waits), the gate holds it (gate.Judge's dependency
+//     check); one the activation switch leaves out leaves the pair out
+//     (Paused);
 //   - an object the deletion guard keeps (a person's patch, ignore-fields
 //     or mode on it, an exclusion, adoption) holds the replacement as a
 //     Conflict: both would apply, and the new form would silently win over
@@ -120,7 +121,15 @@ func pairReplacements(ds []Decision, rc *rendercontext.RenderContext) {
 			continue
 		}
 		x := &ds[j]
-		if x.Verdict != VerdictRetained && x.Verdict != VerdictInactive {
+		switch x.Verdict {
+		case VerdictRetained, VerdictInactive:
+		case VerdictPaused:
+			// The activation switch leaves the pair out, as it leaves out
+			// any asset it does not list (the walk's to apply).
+			y.Verdict, y.Desired, y.NodeActions = VerdictPaused, nil, nil
+			y.Reason = fmt.Sprintf("it replaces asset %s, which the autopilot's activation leaves out (%s): the two objects are written together or not at all", x.Asset.Name, x.Reason)
+			continue
+		default:
 			// A dependency of its write, which the gate holds (gate.Write
 			// Waits): nothing of the pair goes while x cannot be judged.
 			y.Waits = fmt.Sprintf("it replaces asset %s, which is %s (%s): the two objects are written together or not at all", x.Asset.Name, x.Verdict, x.Reason)

@@ -4,12 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -188,70 +188,50 @@ func (d *Decision) SettlePrint() settle.Print {
 }
 
 // IntentPrint is the print of what a person chose that an asset renders
-// from, the complement of FactPrint: the HCO fields its template reads
-// (the paths it digs, its feature gates; the spec whole when it reads the
-// HCO otherwise), the HCO's switches and storage
-// class annotations when it reads those, the exclusion list when it asks
-// what is excluded, and its conditions on a person's intent. Stamped with
-// the facts (settle.Print), it tells from the object alone whether a
-// pending write carries a person's change (never held, never charged to
-// the fact budget), after a restart as before it.
+// from, the complement of FactPrint, as the template reads it (its parse
+// tree): the HCO paths it digs, the switches, feature gates, storage
+// class annotations and exclusions it asks for by name (their values as
+// understood), its conditions on a person's intent. Stamped with the
+// facts (settle.Print), it tells from the object alone whether a pending
+// write carries a person's change, after a restart as before it. It reads
+// nothing else: a change it missed is judged as the facts' (held, charged:
+// the safe side), while one it invented would release a held write, so a
+// read it cannot name (.HCO passed whole) counts by its presence only.
 func IntentPrint(a *catalog.Asset, rc *rendercontext.RenderContext, reads render.Reads) (string, error) {
 	in := map[string]any{}
-	switch {
-	case reads.Field("HCO"):
-		in["hco"] = rc.HCO["spec"] // read whole, or in a way not known
-	default:
-		// Only what it reads: a person's edit elsewhere in the HCO is no
-		// change of its intent (and costs it no stamp write).
-		paths := map[string]any{}
-		for _, p := range reads.HCOPaths {
-			v, _, _ := unstructured.NestedFieldNoCopy(rc.HCO, p...)
-			paths[strings.Join(p, ".")] = v
-		}
-		if reads.Funcs["featureGate"] {
-			paths["spec.featureGates"], _, _ = unstructured.NestedFieldNoCopy(rc.HCO, "spec", "featureGates")
-		}
-		if len(paths) > 0 {
-			in["hco"] = paths
+	if reads.Field("HCO") {
+		in[".HCO"] = len(rc.HCO) > 0
+	}
+	for _, p := range reads.HCOPaths {
+		v, _, _ := unstructured.NestedFieldNoCopy(rc.HCO, p...)
+		in["dig "+strings.Join(p, ".")] = v
+	}
+	for _, args := range reads.Args["switch"] {
+		on, err := rc.Switch(args[0])
+		in["switch "+args[0]] = fmt.Sprint(on, err != nil)
+	}
+	for _, args := range reads.Args["featureGate"] {
+		in["featureGate "+args[0]] = rc.FeatureGateEnabled(args[0])
+	}
+	for _, args := range reads.Args["storageClassAnnotation"] {
+		in["storageClassAnnotation "+args[0]], _ = rc.HCOAnnotation(args[0])
+	}
+	for _, args := range reads.Args["excluded"] {
+		if len(args) == 3 {
+			_, hit := rc.Exclusions.Match(args[0], args[1], args[2])
+			in["excluded "+strings.Join(args, " ")] = hit
 		}
 	}
-	if reads.Funcs["switch"] || reads.Funcs["storageClassAnnotation"] {
-		sw := map[string]string{}
-		for k, v := range rc.HCOObject().GetAnnotations() {
-			if rendersFrom(k) {
-				sw[k] = v
-			}
-		}
-		in["switches"] = sw
-	}
-	if reads.Funcs["excluded"] {
-		in["excluded"], _ = rc.HCOAnnotation(annotations.DisabledResources)
-	}
-	conds := map[string]any{}
 	for _, c := range a.Conditions {
 		if Intent(c) {
 			holds, err := conditionHolds(a, c, rc)
-			conds[c.String()] = holds && err == nil
+			in["condition "+c.String()] = holds && err == nil
 		}
-	}
-	if len(conds) > 0 {
-		in["conditions"] = conds
 	}
 	if len(in) == 0 {
 		return "none", nil
 	}
 	return shortHash(in)
-}
-
-// rendersFrom: an HCO annotation a template may read: a switch (switch
-// "enable-x" reads platform.kubevirt.io/enable-x) or a storage class
-// (storageClassAnnotation names a platform.kubevirt.io/...-storage-class).
-// Not how or when the autopilot acts (window, activation, exclusions,
-// yield-to), nor what it stamps on objects it writes.
-func rendersFrom(key string) bool {
-	name, ok := strings.CutPrefix(key, annotations.SwitchPrefix)
-	return ok && (strings.HasPrefix(name, "enable-") || strings.HasSuffix(name, "-storage-class"))
 }
 
 // volatile are the fields that change without the object's meaning

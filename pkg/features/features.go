@@ -98,7 +98,9 @@ func Of(cat *catalog.Catalog, rc *rendercontext.RenderContext, ds []engine.Decis
 			// that failed or waits: only the write reveals it.
 			if o, why, ok := last(d.Asset.Name); ok {
 				switch o {
-				case engine.Failed, engine.Refused, engine.Settling, engine.Staged, engine.Drifted:
+				case engine.Failed, engine.Refused, engine.Settling, engine.Staged, engine.Drifted, engine.Invalid:
+					// (Invalid: the gate holds the write for an HCO input
+					// not understood.)
 					m.outcome, m.reason = string(o), why
 				case engine.Throttled, engine.MissingDependency, engine.Conflict:
 					if d.Verdict == engine.VerdictIncluded {

@@ -86,6 +86,28 @@ assets:
 	}
 }
 
+// A write the gate holds for an HCO input not understood (Invalid) is no
+// compliance: the feature says so, as the decision itself would.
+func TestHeldForAnInputNotUnderstood(t *testing.T) {
+	cat, err := catalog.Parse(nil, []byte(`
+features:
+  - {name: g, description: d, maturity: ga}
+assets:
+  - {name: g1, feature: g, path: x, component: X, tier: 1, reconcile_order: 1, install: always, disruption: none}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := cat.Get("g1")
+	rc := rendercontext.New(rendercontext.Facts{HCO: &unstructured.Unstructured{Object: map[string]any{}}})
+	ds := []engine.Decision{{Asset: a, Verdict: engine.VerdictIncluded}}
+	held := func(string) (engine.Outcome, string, bool) { return engine.Invalid, "held: disabled-resources not understood", true }
+	invalid := features.Of(cat, rc, []engine.Decision{{Asset: a, Verdict: engine.VerdictInvalid, Reason: "x"}}, nil)
+	if ss := features.Of(cat, rc, ds, held); ss[0].State != invalid[0].State || ss[0].State == features.Active {
+		t.Fatalf("held Invalid reads %s, an Invalid decision %s", ss[0].State, invalid[0].State)
+	}
+}
+
 // A feature that needs an object a person creates (the fence template) is
 // waiting for it while it is absent, and active once it exists.
 func TestNeeds(t *testing.T) {

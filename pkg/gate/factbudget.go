@@ -35,9 +35,9 @@ func factBudget(w Write, now time.Time, resync time.Duration) (record, why strin
 	if s == nil || !s.Exists || w.Op.Deletes() || !w.Disruption.Reboot {
 		return "", "", 0, false
 	}
-	if driven, known := settle.FactDriven(s.Now, s.Live); !driven || !known {
-		// Only a stamp that tells charges the budget: a guess never
-		// stages a write for a day.
+	if !settle.Charged(s.Now, s.Live) {
+		// Only a stamp that tells (facts, object and intent) charges the
+		// budget: a guess never stages a write for a day.
 		return "", "", 0, false
 	}
 	if s.RolloutsErr != nil {

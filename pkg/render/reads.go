@@ -20,6 +20,10 @@ type Reads struct {
 	// (dig "spec" "x" default .HCO); a read of .HCO any other way is a
 	// field read of it whole (Fields).
 	HCOPaths [][]string
+	// Args are, per function, the arguments of its calls whose arguments
+	// are all constant strings (switch "enable-x": ["enable-x"]); a call
+	// with another argument is not listed.
+	Args map[string][][]string
 }
 
 // Field reports whether the template may read the data field named by
@@ -113,6 +117,14 @@ func (w *Reads) node(n parse.Node, root bool) {
 			}
 			return
 		}
+		if id, ok := n.Args[0].(*parse.IdentifierNode); ok && len(n.Args) > 1 {
+			if args, ok := constants(n.Args[1:]); ok {
+				if w.Args == nil {
+					w.Args = map[string][][]string{}
+				}
+				w.Args[id.Ident] = append(w.Args[id.Ident], args)
+			}
+		}
 		for _, a := range n.Args {
 			w.node(a, root)
 		}
@@ -167,4 +179,17 @@ func digHCO(n *parse.CommandNode, root bool) ([]string, bool) {
 		path = append(path, s.Text)
 	}
 	return path, true
+}
+
+// constants are the texts of args when every one is a constant string.
+func constants(args []parse.Node) ([]string, bool) {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		s, ok := a.(*parse.StringNode)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s.Text)
+	}
+	return out, true
 }

@@ -58,6 +58,12 @@ func TestReadsOf(t *testing.T) {
 			t.Errorf("%s: reads the HCO", src)
 		}
 	}
+	// Calls with constant arguments are listed by function; one with
+	// another argument is not.
+	args := New(fstest.MapFS{"t.tpl": {Data: []byte(`{{ switch "enable-a" }}{{ switch .Params.x }}{{ excluded "K" "ns" "n" }}`)}}).ReadsOf("t.tpl").Args
+	if fmt.Sprint(args["switch"]) != "[[enable-a]]" || fmt.Sprint(args["excluded"]) != "[[K ns n]]" {
+		t.Errorf("constant arguments: %v", args)
+	}
 	r := New(fstest.MapFS{"t.tpl": {Data: []byte(`{{ .Hardware.NUMA }}{{ .Hardware.CPUVendors }}{{ .Topology }}`)}})
 	names, whole := r.ReadsOf("t.tpl").Under("Hardware")
 	if whole || !slices.Equal(names, []string{"CPUVendors", "NUMA"}) {

@@ -138,9 +138,11 @@ func (t *Tracker) Wait(asset string, p, live Print, exists bool) (time.Duration,
 // it renders from (the HCO as a person wrote it) is the one it was
 // written from. A change of intent since (an HCO edit) makes the write a
 // person's, whatever the facts did: decided from the stamp, so a restart
-// decides the same. known is false when the stamp cannot tell (none, of
-// another scheme, or without an intent print): the caller's own
-// observation decides, and nothing is charged to the fact budget.
+// decides the same. A stamp without the intent print (an earlier
+// release's) is judged by its facts and object alone (Charged does not
+// count it). known is false when the stamp cannot tell (none, or of
+// another scheme): the caller's own observation decides, and nothing is
+// charged to the fact budget.
 func FactDriven(p, live Print) (driven, known bool) {
 	if live.Object != "" && live.Object == p.Object {
 		// It renders the object it was written as: a write restores or
@@ -153,13 +155,20 @@ func FactDriven(p, live Print) (driven, known bool) {
 	if p.Facts == NoFacts {
 		return false, true
 	}
-	if live.Intent == "" || p.Intent == "" {
-		return false, false
-	}
-	if live.Intent != p.Intent {
-		return false, true // a person's (or a release's) change is pending
+	if live.Intent != "" && p.Intent != "" && live.Intent != p.Intent {
+		return false, true // a person's change is pending
 	}
 	return live.Facts != p.Facts && (live.Object == "" || live.Object != p.Object), true
+}
+
+// Charged says whether rewriting an object stamped live so that it
+// carries p counts against its fact budget: FactDriven by a stamp that
+// also tells the intent. A stamp without the intent print (an earlier
+// release's) still holds the write for the settle period, but cannot rule
+// out a person's change, so it charges nothing.
+func Charged(p, live Print) bool {
+	driven, known := FactDriven(p, live)
+	return driven && known && live.Intent != "" && p.Intent != ""
 }
 
 // episode records when asset's current wait began (zero: it ended).

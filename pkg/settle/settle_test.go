@@ -179,3 +179,31 @@ func TestStampOfAnotherScheme(t *testing.T) {
 		t.Fatal("an asset that reads no fact never waits")
 	}
 }
+
+// The intent print tells a person's change from the facts': a stamp of
+// the same intent with other facts and object is the facts' (held and
+// charged); another intent is a person's (neither); a stamp without the
+// intent print (an earlier release's) still holds for the settle period,
+// but charges nothing, since it cannot rule out a person's change.
+func TestIntentInTheStamp(t *testing.T) {
+	now := Print{Facts: Scheme + "B", Object: "Y", Intent: "I1"}
+	for _, c := range []struct {
+		name                   string
+		live                   Print
+		driven, known, charged bool
+	}{
+		{"the facts alone", Print{Facts: Scheme + "A", Object: "X", Intent: "I1"}, true, true, true},
+		{"a person's edit", Print{Facts: Scheme + "A", Object: "X", Intent: "I0"}, false, true, false},
+		{"an earlier release's stamp", Print{Facts: Scheme + "A", Object: "X"}, true, true, false},
+		{"the same object", Print{Facts: Scheme + "A", Object: "Y", Intent: "I1"}, false, true, false},
+		{"another scheme", Print{Facts: "A", Object: "X", Intent: "I1"}, false, false, false},
+	} {
+		driven, known := FactDriven(now, c.live)
+		if driven != c.driven || known != c.known || Charged(now, c.live) != c.charged {
+			t.Errorf("%s: driven %v known %v charged %v, want %v %v %v", c.name, driven, known, Charged(now, c.live), c.driven, c.known, c.charged)
+		}
+		if got := ParseStamp(c.live.Stamp()); got != c.live {
+			t.Errorf("%s: the stamp %q reads back as %+v", c.name, c.live.Stamp(), got)
+		}
+	}
+}
