@@ -101,7 +101,9 @@ assets:
 	a, _ := cat.Get("g1")
 	rc := rendercontext.New(rendercontext.Facts{HCO: &unstructured.Unstructured{Object: map[string]any{}}})
 	ds := []engine.Decision{{Asset: a, Verdict: engine.VerdictIncluded}}
-	held := func(string) (engine.Outcome, string, bool) { return engine.Invalid, "held: disabled-resources not understood", true }
+	held := func(string) (engine.Outcome, string, bool) {
+		return engine.Invalid, "held: disabled-resources not understood", true
+	}
 	invalid := features.Of(cat, rc, []engine.Decision{{Asset: a, Verdict: engine.VerdictInvalid, Reason: "x"}}, nil)
 	if ss := features.Of(cat, rc, ds, held); ss[0].State != invalid[0].State || ss[0].State == features.Active {
 		t.Fatalf("held Invalid reads %s, an Invalid decision %s", ss[0].State, invalid[0].State)
