@@ -7,11 +7,12 @@
 package redact
 
 import (
-	"regexp"
+	"net/url"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
 // Mark replaces every redacted value.
@@ -78,6 +79,9 @@ func Object(u *unstructured.Unstructured) *unstructured.Unstructured {
 			}
 		}
 	}
+	if monitoringConfig(c) {
+		changed = true
+	}
 	// A URL's password, wherever a string holds one (an output's
 	// endpoint, a registry): RFC 3986 userinfo.
 	if walkStrings(c.Object, userinfo) {
@@ -89,18 +93,182 @@ func Object(u *unstructured.Unstructured) *unstructured.Unstructured {
 	return c
 }
 
-// urlPassword finds the password of a URL's userinfo (RFC 3986) anywhere
-// in a string: a value of its own, a flag (--url=https://u:p@h), a line
-// of an embedded configuration.
-var urlPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:)([^\s/?#@]+)@`)
-
-// userinfo redacts every URL password in s.
+// userinfo redacts the password of every URL in s (a value of its own, a
+// flag such as --url=https://u:p@h, a line of an embedded configuration),
+// as net/url reads it (RFC 3986: the userinfo runs to the authority's last
+// "@", so a user that is an e-mail address or a password holding "@" is
+// read whole). A URL that does not parse, with an "@" after its "://",
+// loses everything before that "@": what cannot be read is not let out.
 func userinfo(s string) (string, bool) {
 	if !strings.Contains(s, "@") || !strings.Contains(s, "://") {
 		return s, false
 	}
-	out := urlPassword.ReplaceAllString(s, "${1}"+Mark+"@")
-	return out, out != s
+	var b strings.Builder
+	changed := false
+	rest := s
+	for {
+		i := strings.Index(rest, "://")
+		if i < 0 {
+			b.WriteString(rest)
+			break
+		}
+		start := i
+		for start > 0 && schemeChar(rest[start-1]) {
+			start--
+		}
+		// A URL opened by a quote ends at its close; any URL ends at what
+		// no URL holds unencoded.
+		var quote byte
+		if start > 0 && (rest[start-1] == '\'' || rest[start-1] == '"') {
+			quote = rest[start-1]
+		}
+		end, wide := i+3, i+3
+		for wide < len(rest) && !urlEnds(rest[wide]) {
+			if rest[wide] == quote && end == i+3 {
+				end = wide
+			}
+			wide++
+		}
+		if end == i+3 {
+			end = wide
+		}
+		out, ok, parsed := redactURL(rest[start:end], i-start+3)
+		if end < wide && (!parsed || !ok) && strings.Contains(rest[end:wide], "@") {
+			// The quote may have closed inside a password: read the URL
+			// to the end of the word instead.
+			if o, redacted, _ := redactURL(rest[start:wide], i-start+3); redacted || !parsed {
+				out, ok, end = o, redacted || ok, wide
+			}
+		}
+		b.WriteString(rest[:start])
+		b.WriteString(out)
+		changed = changed || ok
+		rest = rest[end:]
+	}
+	return b.String(), changed
+}
+
+// redactURL redacts the password of token, a URL whose authority starts
+// at auth; parsed says whether net/url read it.
+func redactURL(token string, auth int) (out string, changed, parsed bool) {
+	out, changed = redactParsed(token, auth)
+	if _, err := url.Parse(token); err == nil {
+		return out, changed, true
+	}
+	return out, changed, false
+}
+
+func redactParsed(token string, auth int) (string, bool) {
+	u, err := url.Parse(token)
+	if err == nil {
+		if u.User == nil {
+			return token, false
+		}
+		if _, has := u.User.Password(); !has {
+			return token, false // a user alone is no secret
+		}
+		// The userinfo net/url read: up to the authority's last "@".
+		host := strings.IndexAny(token[auth:], "/?#")
+		if host < 0 {
+			host = len(token) - auth
+		}
+		at := strings.LastIndex(token[auth:auth+host], "@")
+		if at < 0 {
+			return Mark, true // net/url read a password where this does not: not let out
+		}
+		colon := strings.Index(token[auth:auth+at], ":")
+		if colon < 0 {
+			return token[:auth] + Mark + token[auth+at:], true
+		}
+		return token[:auth+colon+1] + Mark + token[auth+at:], true
+	}
+	at := strings.LastIndex(token[auth:], "@")
+	if at < 0 {
+		return token, false
+	}
+	return token[:auth] + Mark + token[auth+at:], true
+}
+
+// schemeChar: a character of a URL scheme (RFC 3986: ALPHA *( ALPHA /
+// DIGIT / "+" / "-" / "." )).
+func schemeChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
+}
+
+// urlEnds: a character no URL holds unencoded (RFC 3986: white space,
+// '"', '<', '>', '`'); "'" may be in a password, so it ends only a URL it
+// opened.
+func urlEnds(c byte) bool {
+	return c <= ' ' || c == '"' || c == '`' || c == '<' || c == '>'
+}
+
+// monitoringConfigs are the cluster monitoring operator's configuration
+// ConfigMaps (openshift/cluster-monitoring-operator pkg/manifests/config.go:
+// the platform's in openshift-monitoring, user workload monitoring's in
+// openshift-user-workload-monitoring, each a YAML document under
+// config.yaml).
+var monitoringConfigs = map[[2]string]bool{
+	{"openshift-monitoring", "cluster-monitoring-config"}:                    true,
+	{"openshift-user-workload-monitoring", "user-workload-monitoring-config"}: true,
+}
+
+// monitoringConfig redacts, in a monitoring configuration c, the headers
+// of every remote write endpoint (pkg/manifests/types.go RemoteWriteSpec:
+// headers are sent with each request as given, an Authorization header
+// among them), parsing the document: a document that does not parse is
+// redacted whole, since what cannot be read is not let out.
+func monitoringConfig(c *unstructured.Unstructured) bool {
+	if c.GroupVersionKind().Group != "" || c.GetKind() != "ConfigMap" || !monitoringConfigs[[2]string{c.GetNamespace(), c.GetName()}] {
+		return false
+	}
+	raw, ok, _ := unstructured.NestedString(c.Object, "data", "config.yaml")
+	if !ok || !strings.Contains(raw, "remoteWrite") {
+		return false
+	}
+	var doc any
+	if err := yaml.Unmarshal([]byte(raw), &doc); err != nil {
+		_ = unstructured.SetNestedField(c.Object, Mark, "data", "config.yaml")
+		return true
+	}
+	if !remoteWriteHeaders(doc) {
+		return false
+	}
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		out = []byte(Mark)
+	}
+	_ = unstructured.SetNestedField(c.Object, string(out), "data", "config.yaml")
+	return true
+}
+
+// remoteWriteHeaders replaces every header value of every remoteWrite
+// entry under v.
+func remoteWriteHeaders(v any) bool {
+	changed := false
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if k == "remoteWrite" {
+				if list, ok := e.([]any); ok {
+					for _, entry := range list {
+						if m, ok := entry.(map[string]any); ok {
+							if h, ok := m["headers"].(map[string]any); ok {
+								for hk := range h {
+									h[hk], changed = Mark, true
+								}
+							}
+						}
+					}
+				}
+			}
+			changed = remoteWriteHeaders(e) || changed
+		}
+	case []any:
+		for _, e := range t {
+			changed = remoteWriteHeaders(e) || changed
+		}
+	}
+	return changed
 }
 
 // walkStrings replaces every string in v for which f reports a change.

@@ -2,6 +2,9 @@ package redact
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -34,6 +37,20 @@ func TestCredentialsNeverLeave(t *testing.T) {
 		"last applied":  `{apiVersion: v1, kind: Node, metadata: {name: n, annotations: {kubectl.kubernetes.io/last-applied-configuration: '{"password":"secret-plant"}'}}}`,
 		"url userinfo": `{apiVersion: observability.openshift.io/v1, kind: ClusterLogForwarder, metadata: {name: l},
 			spec: {outputs: [{name: o, http: {url: "https://user:secret-plant@logs.example.com/x"}}]}}`,
+		// A remote write endpoint's headers (an Authorization header) in
+		// the monitoring configuration, parsed; a document that does not
+		// parse is not let out.
+		"remote write headers": `{apiVersion: v1, kind: ConfigMap, metadata: {name: cluster-monitoring-config, namespace: openshift-monitoring},
+			data: {config.yaml: "prometheusK8s:\n  remoteWrite:\n  - url: https://metrics.example.com/api\n    headers:\n      Authorization: Bearer secret-plant\n      X-Scope-OrgID: secret-plant\n"}}`,
+		"user workload remote write headers": `{apiVersion: v1, kind: ConfigMap, metadata: {name: user-workload-monitoring-config, namespace: openshift-user-workload-monitoring},
+			data: {config.yaml: "prometheus:\n  remoteWrite:\n  - url: https://m.example.com\n    headers: {Authorization: 'Basic secret-plant'}\n"}}`,
+		"monitoring config that does not parse": `{apiVersion: v1, kind: ConfigMap, metadata: {name: cluster-monitoring-config, namespace: openshift-monitoring},
+			data: {config.yaml: "prometheusK8s:\n  remoteWrite: [\n  - headers: {Authorization: Bearer secret-plant\n"}}`,
+		// net/url reads the userinfo up to the authority's last "@".
+		"url user an e-mail address": `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "https://ops@example.com:secret-plant@logs.example.com/x"}}`,
+		"url password holding @":     `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "see https://ops:secret@plant@logs.example.com:8443/x?y for logs", w: "secret@plant"}}`,
+		"url password holding /":     `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "--url=https://ops:secret/plant@logs.example.com --x"}}`,
+		"url in yaml flow":           `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "{url: https://ops:secret-plant@h}"}}`,
 		"url inside a longer string": `{apiVersion: v1, kind: ConfigMap, metadata: {name: cluster-monitoring-config},
 			data: {config.yaml: "prometheusK8s:\n  remoteWrite:\n  - url: https://writer:secret-plant@metrics.example.com/api\n", args: "--url=https://u:secret-plant@h --other"}}`,
 	} {
@@ -42,7 +59,8 @@ func TestCredentialsNeverLeave(t *testing.T) {
 			before, _ := json.Marshal(in.Object)
 			out := Object(in)
 			after, _ := json.Marshal(out.Object)
-			if strings.Contains(string(after), "secret-plant") || strings.Contains(string(after), "c2VjcmV0LXBsYW50") {
+			if strings.Contains(string(after), "secret-plant") || strings.Contains(string(after), "c2VjcmV0LXBsYW50") ||
+				strings.Contains(strings.ReplaceAll(string(after), `"w":"secret@plant"`, ""), "plant") {
 				t.Fatalf("a credential left: %s", after)
 			}
 			if again, _ := json.Marshal(in.Object); string(again) != string(before) {
@@ -71,5 +89,41 @@ func TestNothingElseChanges(t *testing.T) {
 	}
 	if Object(nil) != nil {
 		t.Error("nil")
+	}
+}
+
+// Over generated URLs, users and passwords (e-mail addresses, "@", ":",
+// and other reserved characters in them), wherever the URL sits in a
+// string, no password net/url reads from it is left in the output.
+func TestNoPasswordNetURLReadsIsLeft(t *testing.T) {
+	r := rand.New(rand.NewSource(38))
+	// RFC 3986 userinfo characters, "@" too: a "/", "?" or "#" ends the
+	// authority, so no URL carries one unencoded in its password.
+	alphabet := "abcdefghijklmnopqrstuvwxyz0123456789@:!$&'()*+,;=%-._~"
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[r.Intn(len(alphabet))]
+		}
+		return string(b)
+	}
+	for i := 0; i < 3000; i++ {
+		user := []string{"ops", "ops@example.com", word(4)}[r.Intn(3)]
+		pw := "Zq" + word(6+r.Intn(6)) + "Zq"
+		raw := "https://" + user + ":" + pw + "@logs.example.com:8443/x?y=1"
+		around := []string{"%s", "--url=%s --other", "url: %s\nnext: x", "[%s]", "\"%s\"", "url: '%s'"}[r.Intn(6)]
+		s := fmt.Sprintf(around, raw)
+		out, _ := userinfo(s)
+		u, err := url.Parse(raw)
+		if err != nil || u.User == nil {
+			continue // not a URL net/url reads: nothing it would call a password
+		}
+		p, _ := u.User.Password()
+		if p != "" && strings.Contains(out, p) {
+			t.Fatalf("%q: password %q left in %q", s, p, out)
+		}
+		if strings.Contains(out, "Zq") && strings.Count(out, "Zq") >= strings.Count(s, "Zq") {
+			t.Fatalf("%q: nothing redacted: %q", s, out)
+		}
 	}
 }
