@@ -208,7 +208,7 @@ func urlEnds(c byte) bool {
 // openshift-user-workload-monitoring, each a YAML document under
 // config.yaml).
 var monitoringConfigs = map[[2]string]bool{
-	{"openshift-monitoring", "cluster-monitoring-config"}:                    true,
+	{"openshift-monitoring", "cluster-monitoring-config"}:                     true,
 	{"openshift-user-workload-monitoring", "user-workload-monitoring-config"}: true,
 }
 
