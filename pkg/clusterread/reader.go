@@ -16,7 +16,9 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -192,3 +194,57 @@ func FactWatches(rc *rendercontext.RenderContext) map[schema.GroupVersionKind]bo
 // IsFact reports whether gvk is read whole, whoever owns it (the facts
 // cache), rather than only the autopilot's labelled objects.
 func IsFact(gvk schema.GroupVersionKind) bool { return factKinds[gvk] }
+
+// Follow calls f at start and whenever the object k (declared in
+// Options.Objects) or a CRD changes, from the caches: for what every
+// replica serves, leader or not (the cluster's TLS profile). The object's
+// own informer is added once its kind is served (a CRD event tells), so a
+// cluster without the kind costs a discovery request per CRD change only.
+// It returns when ctx ends.
+func (r *Reader) Follow(ctx context.Context, k rendercontext.ObjectKey, f func(context.Context)) error {
+	lk := r.lookups.byKey[k]
+	if lk == nil {
+		return fmt.Errorf("%s is not a declared object", k)
+	}
+	wake := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	events := toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { poke() },
+		UpdateFunc: func(any, any) { poke() },
+		DeleteFunc: func(any) { poke() },
+	}
+	crds, err := r.caches.managed.GetInformer(ctx, &apiextensionsv1.CustomResourceDefinition{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		return fmt.Errorf("watch CRDs: %w", err)
+	}
+	if _, err := crds.AddEventHandler(events); err != nil {
+		return err
+	}
+	watching := false
+	poke()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wake:
+		}
+		if !watching {
+			obj := &unstructured.Unstructured{}
+			obj.SetGroupVersionKind(k.GVK)
+			if inf, err := lk.cache.GetInformer(ctx, obj, cache.BlockUntilSynced(false)); err == nil {
+				if _, err := inf.AddEventHandler(events); err == nil {
+					watching = true
+					lk.mu.Lock()
+					lk.started = true
+					lk.mu.Unlock()
+				}
+			}
+		}
+		f(ctx)
+	}
+}

@@ -153,6 +153,11 @@ func Setup(mgr manager.Manager, opts Options) (*Reconciler, error) {
 		kinds:     kinds,
 	}
 	r.evaluator.Hold = r.backingOff
+	if opts.TLS != nil {
+		if err := mgr.Add(tlsFollower{r}); err != nil {
+			return nil, err
+		}
+	}
 	r.impacts = newImpacts(reader.Direct(), r.now)
 	if opts.StatusNamespace != "" {
 		r.fleet = &fleetstatus.Writer{Reader: reader, Client: mgr.GetClient(), Namespace: opts.StatusNamespace, Version: opts.Version, Now: opts.Now, Budget: g.Budget, Refund: g.Refund}

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,11 +20,17 @@ import (
 // only), never a weaker guess; a read that fails keeps what is served.
 // Both say why.
 func (r *Reconciler) followTLS(ctx context.Context, rc *rendercontext.RenderContext) {
+	r.serveTLS(ctx, rc.KindAvailable(tlsprofile.APIServerGVK))
+}
+
+// serveTLS serves the profile APIServer/cluster names (served: its kind
+// is served, so reading it costs no discovery request).
+func (r *Reconciler) serveTLS(ctx context.Context, served bool) {
 	if r.opts.TLS == nil {
 		return
 	}
 	var obj *unstructured.Unstructured
-	if rc.KindAvailable(tlsprofile.APIServerGVK) {
+	if served {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(tlsprofile.APIServerGVK)
 		switch err := r.reader.Get(ctx, client.ObjectKey{Name: tlsprofile.APIServerName}, u); {
@@ -53,4 +60,36 @@ func (r *Reconciler) tlsProblem(ctx context.Context, err error, msg string) {
 	if old := r.tlsErr.Swap(&s); old == nil || *old != s {
 		log.FromContext(ctx).Error(err, msg, "action", "keep")
 	}
+}
+
+// tlsFollower serves the cluster's TLS profile on every replica, the
+// standbys' too (their metrics and probe endpoints serve TLS as well),
+// from the caches: at start and on every change of APIServer/cluster or a
+// CRD. The leader's reconcile follows it too (followTLS).
+type tlsFollower struct{ r *Reconciler }
+
+// NeedLeaderElection: every replica serves.
+func (tlsFollower) NeedLeaderElection() bool { return false }
+
+// Start follows until ctx ends.
+func (t tlsFollower) Start(ctx context.Context) error {
+	key := rendercontext.ObjectKey{GVK: tlsprofile.APIServerGVK, Name: tlsprofile.APIServerName}
+	return t.r.reader.Follow(ctx, key, func(ctx context.Context) {
+		t.r.serveTLS(ctx, t.r.apiServerServed(ctx))
+	})
+}
+
+// apiServerServed reports, from the CRD cache, whether the APIServer kind
+// is served (plain Kubernetes has none).
+func (r *Reconciler) apiServerServed(ctx context.Context) bool {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := r.reader.Get(ctx, client.ObjectKey{Name: "apiservers." + tlsprofile.APIServerGVK.Group}, crd); err != nil {
+		return false
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Name == tlsprofile.APIServerGVK.Version && v.Served {
+			return true
+		}
+	}
+	return false
 }

@@ -138,6 +138,8 @@ type replica struct {
 	rec    *controller.Reconciler
 	cancel context.CancelFunc
 	done   chan struct{}
+	// metrics is its metrics endpoint's address.
+	metrics string
 }
 
 // replicaOptions shape one autopilot process.
@@ -164,7 +166,7 @@ func startReplica(o replicaOptions) replica {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(suiteCtx)
-	rp := replica{rec: r, cancel: cancel, done: make(chan struct{})}
+	rp := replica{rec: r, cancel: cancel, done: make(chan struct{}), metrics: metricsAddr}
 	go func() {
 		defer GinkgoRecover()
 		defer close(rp.done)
