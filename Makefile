@@ -78,7 +78,7 @@ test-integration: envtest
 # Counts, not durations: a duration-based -fuzztime races Go's fuzzing
 # coordinator at its deadline ("context deadline exceeded" with no crasher
 # written, under CPU contention); a count has no deadline to race.
-FUZZ_TARGETS = FuzzPatch:./pkg/overrides:10000x FuzzIgnoreFields:./pkg/overrides:10000x FuzzParse:./pkg/annotations:20000x FuzzFieldsV1:./pkg/managedfields:10000x FuzzOptInAnnotations:./pkg/engine:1000x FuzzMarshal:./pkg/objyaml:15000x
+FUZZ_TARGETS = FuzzPatch:./pkg/overrides:10000x FuzzIgnoreFields:./pkg/overrides:10000x FuzzParse:./pkg/annotations:20000x FuzzFieldsV1:./pkg/managedfields:10000x FuzzOptInAnnotations:./pkg/engine:1000x FuzzMarshal:./pkg/objyaml:15000x FuzzUserinfo:./pkg/redact:20000x
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		name=$${t%%:*}; rest=$${t#*:}; pkg=$${rest%%:*}; budget=$(if $(FUZZTIME),$(FUZZTIME),$${rest#*:}); \

@@ -82,6 +82,11 @@ func Object(u *unstructured.Unstructured) *unstructured.Unstructured {
 	if monitoringConfig(c) {
 		changed = true
 	}
+	// HTTP headers sent as given (a log forwarder output's, a remote
+	// write endpoint's): an Authorization header or a token among them.
+	if headerMaps(c.Object) {
+		changed = true
+	}
 	// A URL's password, wherever a string holds one (an output's
 	// endpoint, a registry): RFC 3986 userinfo.
 	if walkStrings(c.Object, userinfo) {
@@ -215,14 +220,14 @@ var monitoringConfigs = map[[2]string]bool{
 // monitoringConfig redacts, in a monitoring configuration c, the headers
 // of every remote write endpoint (pkg/manifests/types.go RemoteWriteSpec:
 // headers are sent with each request as given, an Authorization header
-// among them), parsing the document: a document that does not parse is
+// among them) and any other header map, parsing the document: a document that does not parse is
 // redacted whole, since what cannot be read is not let out.
 func monitoringConfig(c *unstructured.Unstructured) bool {
 	if c.GroupVersionKind().Group != "" || c.GetKind() != "ConfigMap" || !monitoringConfigs[[2]string{c.GetNamespace(), c.GetName()}] {
 		return false
 	}
 	raw, ok, _ := unstructured.NestedString(c.Object, "data", "config.yaml")
-	if !ok || !strings.Contains(raw, "remoteWrite") {
+	if !ok || !strings.Contains(raw, "headers") {
 		return false
 	}
 	var doc any
@@ -230,7 +235,7 @@ func monitoringConfig(c *unstructured.Unstructured) bool {
 		_ = unstructured.SetNestedField(c.Object, Mark, "data", "config.yaml")
 		return true
 	}
-	if !remoteWriteHeaders(doc) {
+	if !headerMaps(doc) {
 		return false
 	}
 	out, err := yaml.Marshal(doc)
@@ -241,31 +246,28 @@ func monitoringConfig(c *unstructured.Unstructured) bool {
 	return true
 }
 
-// remoteWriteHeaders replaces every header value of every remoteWrite
-// entry under v.
-func remoteWriteHeaders(v any) bool {
+// headerMaps replaces every value of every map under a "headers" key in
+// v: HTTP headers as the vendors' APIs carry them (observability.openshift.io
+// ClusterLogForwarder outputs' http.headers, cluster-monitoring-operator's
+// RemoteWriteSpec.Headers), sent as given, credentials included.
+func headerMaps(v any) bool {
 	changed := false
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			if k == "remoteWrite" {
-				if list, ok := e.([]any); ok {
-					for _, entry := range list {
-						if m, ok := entry.(map[string]any); ok {
-							if h, ok := m["headers"].(map[string]any); ok {
-								for hk := range h {
-									h[hk], changed = Mark, true
-								}
-							}
-						}
+			if h, ok := e.(map[string]any); ok && k == "headers" {
+				for hk, hv := range h {
+					if hv != Mark {
+						h[hk], changed = Mark, true
 					}
 				}
+				continue
 			}
-			changed = remoteWriteHeaders(e) || changed
+			changed = headerMaps(e) || changed
 		}
 	case []any:
 		for _, e := range t {
-			changed = remoteWriteHeaders(e) || changed
+			changed = headerMaps(e) || changed
 		}
 	}
 	return changed

@@ -46,6 +46,8 @@ func TestCredentialsNeverLeave(t *testing.T) {
 			data: {config.yaml: "prometheus:\n  remoteWrite:\n  - url: https://m.example.com\n    headers: {Authorization: 'Basic secret-plant'}\n"}}`,
 		"monitoring config that does not parse": `{apiVersion: v1, kind: ConfigMap, metadata: {name: cluster-monitoring-config, namespace: openshift-monitoring},
 			data: {config.yaml: "prometheusK8s:\n  remoteWrite: [\n  - headers: {Authorization: Bearer secret-plant\n"}}`,
+		"log forwarder output headers": `{apiVersion: observability.openshift.io/v1, kind: ClusterLogForwarder, metadata: {name: l},
+			spec: {outputs: [{name: o, type: http, http: {url: "https://logs.example.com", headers: {Authorization: "Bearer secret-plant"}}}]}}`,
 		// net/url reads the userinfo up to the authority's last "@".
 		"url user an e-mail address": `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "https://ops@example.com:secret-plant@logs.example.com/x"}}`,
 		"url password holding @":     `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "see https://ops:secret@plant@logs.example.com:8443/x?y for logs", w: "secret@plant"}}`,
@@ -126,4 +128,32 @@ func TestNoPasswordNetURLReadsIsLeft(t *testing.T) {
 			t.Fatalf("%q: nothing redacted: %q", s, out)
 		}
 	}
+}
+
+// Whatever the user and password, and whatever surrounds the URL, no
+// password net/url reads is left in the output.
+func FuzzUserinfo(f *testing.F) {
+	for _, seed := range [][3]string{
+		{"ops@example.com", "pw", "%s"}, {"u", "p@w", "--url=%s --x"}, {"u", "p'w", "'%s'"}, {"u", "p:w", "url: %s"}, {"", "p", "[%s]"},
+	} {
+		f.Add(seed[0], seed[1], seed[2])
+	}
+	f.Fuzz(func(t *testing.T, user, pw, around string) {
+		if !strings.Contains(around, "%s") || strings.Count(around, "%") != 1 || pw == "" {
+			return
+		}
+		raw := "https://" + user + ":" + pw + "@logs.example.com/x"
+		u, err := url.Parse(raw)
+		if err != nil || u.User == nil {
+			return
+		}
+		p, has := u.User.Password()
+		if !has || len(p) < 4 || strings.Contains("https://logs.example.com/x"+around+Mark+user, p) {
+			return // too short to tell from the rest of the output
+		}
+		out, _ := userinfo(fmt.Sprintf(around, raw))
+		if strings.Contains(out, p) {
+			t.Fatalf("password %q left in %q", p, out)
+		}
+	})
 }
