@@ -20,6 +20,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
 // Render runs 'render args...' offline and returns the exit code; tests
@@ -245,8 +246,17 @@ func evaluate(ctx context.Context, o renderOptions, src Source) (*evaluation, er
 	}
 	rc := rendercontext.New(withActivation(in.Facts, o.activation))
 	e.act = engine.ActivationOf(rc, cat)
-	e.eval = ev.Preview(ctx, cat, rc, live)
-	gate.Preview(cat, e.eval, time.Now())
+	tombs, err := tombstone.Load(assets.FS, assets.TombstonesDir)
+	if err != nil {
+		return nil, &exitError{ExitError, err}
+	}
+	// The plan renders from the context the tombstones phase leaves, as
+	// the controller's does.
+	now := time.Now()
+	planned := tombstone.PlanContext(rc, tombs, e.act, tombstone.WouldDelete(rc, tombs,
+		gate.New(gate.Config{Catalog: cat, SettlePeriod: -1, Now: func() time.Time { return now }})))
+	e.eval = ev.Preview(ctx, cat, planned, live)
+	gate.Preview(cat, e.eval, now)
 	if e.reads != nil {
 		e.reads.targets(ctx, e.eval)
 	}

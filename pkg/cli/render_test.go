@@ -358,6 +358,28 @@ spec:
 	if l := line(with, "kubelet-worker"); !strings.Contains(l, "CONFLICT") || !strings.Contains(with, "admin-max-pods") {
 		t.Errorf("an admin's KubeletConfig on the worker pool: %s\n%s", l, with)
 	}
+	// An earlier release's per-feature KubeletConfig on the worker pool,
+	// provably the autopilot's: its settings go with kubelet-worker's
+	// write (a carried tombstone), so the preview, like the controller,
+	// plans without it: no Conflict. Without the autopilot's apply entry
+	// it is someone else's, and stays one.
+	v1 := `---
+apiVersion: machineconfiguration.openshift.io/v1
+kind: KubeletConfig
+metadata:
+  name: kubevirt-worker-cpu-manager
+  labels: {platform.kubevirt.io/managed-by: virt-platform-autopilot}
+  managedFields: [{manager: virt-platform-autopilot, operation: Apply, apiVersion: machineconfiguration.openshift.io/v1}]
+spec:
+  machineConfigPoolSelector: {matchLabels: {pools.operator.machineconfiguration.openshift.io/worker: ""}}
+  kubeletConfig: {cpuManagerPolicy: static}
+`
+	if l := line(status(pools+v1), "kubelet-worker"); strings.Contains(l, "CONFLICT") || strings.Contains(l, "cpu-manager") {
+		t.Errorf("an earlier release's KubeletConfig its write carries: %s", l)
+	}
+	if l := line(status(pools+strings.Replace(v1, "operation: Apply", "operation: Update", 1)), "kubelet-worker"); !strings.Contains(l, "CONFLICT") {
+		t.Errorf("a KubeletConfig not provably the autopilot's: %s", l)
+	}
 	// MCO's kubelet.service for workers with the drop-in folder (4.21+):
 	// the drop-in, beside the admin's KubeletConfig, leaving maxPods to it.
 	unit := `---

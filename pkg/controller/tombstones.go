@@ -35,25 +35,7 @@ func (p *pass) tombstones(rc *rendercontext.RenderContext, act engine.Activation
 	}
 	p.reaping = true
 	p.reaped = r.reaper.Reap(p.ctx, now, engine.GuardFor(rc), p.intent.guard, p.judgeRemoval(nil))
-	gone := map[string]bool{}
-	for _, t := range p.reaped {
-		if t.Deleted {
-			gone[engine.Identity(t.Tombstone.Object)] = true
-		}
-	}
-	guard := engine.GuardFor(rc).ForTombstones()
-	for _, t := range carried {
-		gone[engine.Identity(t.Object)] = true
-	}
-	return rc.WithoutPeers(func(o *unstructured.Unstructured) bool {
-		if !gone[engine.Identity(o)] {
-			return false
-		}
-		// A carried object only when it is provably ours (it will be
-		// deleted): anyone else's stays a peer.
-		ok, _ := guard.MayDelete(o)
-		return ok || o.GetDeletionTimestamp() != nil || isReaped(p.reaped, o)
-	})
+	return tombstone.PlanContext(rc, r.opts.Tombstones, act, func(o *unstructured.Unstructured) bool { return isReaped(p.reaped, o) })
 }
 
 func isReaped(results []tombstone.Result, o *unstructured.Unstructured) bool {

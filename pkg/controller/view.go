@@ -2,12 +2,14 @@ package controller
 
 import (
 	"context"
+	"time"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
 // Preview evaluates every asset now, from the caches, without writing:
@@ -18,8 +20,13 @@ func (r *Reconciler) Preview(ctx context.Context) (engine.Evaluation, []engine.N
 	if err != nil {
 		return engine.Evaluation{}, nil, err
 	}
-	eval := r.evaluator.Preview(ctx, r.opts.Catalog, rendercontext.New(facts), r.reader)
-	gate.Preview(r.opts.Catalog, eval, r.now())
+	rc := rendercontext.New(facts)
+	// The plan renders from the context the tombstones phase leaves.
+	now := r.now()
+	planned := tombstone.PlanContext(rc, r.opts.Tombstones, engine.ActivationOf(rc, r.opts.Catalog), tombstone.WouldDelete(rc, r.opts.Tombstones,
+		gate.New(gate.Config{Catalog: r.opts.Catalog, SettlePeriod: -1, Now: func() time.Time { return now }})))
+	eval := r.evaluator.Preview(ctx, r.opts.Catalog, planned, r.reader)
+	gate.Preview(r.opts.Catalog, eval, now)
 	return eval, r.evaluator.Notices(r.opts.Catalog, eval), nil
 }
 
