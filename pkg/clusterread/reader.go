@@ -218,7 +218,7 @@ func (r *Reader) Follow(ctx context.Context, k rendercontext.ObjectKey, f func(c
 		UpdateFunc: func(any, any) { poke() },
 		DeleteFunc: func(any) { poke() },
 	}
-	crds, err := r.caches.managed.GetInformer(ctx, &apiextensionsv1.CustomResourceDefinition{}, cache.BlockUntilSynced(false))
+	crds, err := r.managed.GetInformer(ctx, &apiextensionsv1.CustomResourceDefinition{}, cache.BlockUntilSynced(false))
 	if err != nil {
 		return fmt.Errorf("watch CRDs: %w", err)
 	}
