@@ -12,8 +12,11 @@ import (
 	"strconv"
 	"strings"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -52,9 +55,20 @@ func Keys() []rendercontext.ObjectKey {
 	return []rendercontext.ObjectKey{{GVK: policyGVK, Name: rbac.PolicyName}, {GVK: bindingGVK, Name: rbac.PolicyName}}
 }
 
+// Expected is the policy and binding generated for this autopilot
+// (rbac.AdmissionPolicy, as cmd/rbac-gen writes them): what the cluster's
+// must enforce at least.
+type Expected struct {
+	Policy  *admissionv1.ValidatingAdmissionPolicy
+	Binding *admissionv1.ValidatingAdmissionPolicyBinding
+}
+
 // Judge reads the policy and its binding through r and says whether they
-// bound the writes of username, and why not.
-func Judge(ctx context.Context, r client.Reader, username string) (State, string) {
+// bound the writes of username, and why not. With want, existence is not
+// enough: the policy must judge every write the generated one judges, by
+// every check it makes (its match constraints, conditions, variables,
+// validations and failure policy), and the binding must not narrow it.
+func Judge(ctx context.Context, r client.Reader, username string, want *Expected) (State, string) {
 	get := func(gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(gvk)
@@ -84,12 +98,135 @@ func Judge(ctx context.Context, r client.Reader, username string) (State, string
 		return Unknown, "the autopilot's own identity is not known (a SelfSubjectReview failed): cannot tell whether the policy names it"
 	}
 	conds, _, _ := unstructured.NestedSlice(policy.Object, "spec", "matchConditions")
+	named := false
 	for _, c := range conds {
 		if m, ok := c.(map[string]any); ok {
 			if e, _ := m["expression"].(string); strings.Contains(e, strconv.Quote(username)) {
-				return Enforced, ""
+				named = true
 			}
 		}
 	}
-	return NotEnforced, fmt.Sprintf("ValidatingAdmissionPolicy %s does not name %s, the identity the autopilot runs as: generate it for this namespace (cmd/rbac-gen)", rbac.PolicyName, username)
+	if !named {
+		return NotEnforced, fmt.Sprintf("ValidatingAdmissionPolicy %s does not name %s, the identity the autopilot runs as: generate it for this namespace (cmd/rbac-gen)", rbac.PolicyName, username)
+	}
+	if want == nil {
+		return Enforced, ""
+	}
+	if why := narrowed(policy, binding, want); why != "" {
+		return NotEnforced, why + ": apply config/rbac/admission_policy.yaml as generated for this autopilot (cmd/rbac-gen)"
+	}
+	return Enforced, ""
+}
+
+// narrowed says how the cluster's policy or binding judges less than the
+// generated ones (""; nothing): each check is the API server's own
+// semantics of the field (k8s.io/api admissionregistration/v1 types.go).
+func narrowed(pu, bu *unstructured.Unstructured, want *Expected) string {
+	var p admissionv1.ValidatingAdmissionPolicy
+	var b admissionv1.ValidatingAdmissionPolicyBinding
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(pu.Object, &p); err != nil {
+		return fmt.Sprintf("ValidatingAdmissionPolicy %s is not understood (%v)", rbac.PolicyName, err)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(bu.Object, &b); err != nil {
+		return fmt.Sprintf("ValidatingAdmissionPolicyBinding %s is not understood (%v)", rbac.PolicyName, err)
+	}
+	// The binding: any matchResources it sets restricts the policy's
+	// (MatchResources: "the binding's match resources ... further
+	// constrain"); a parameter reference the generated one has none of.
+	if m := b.Spec.MatchResources; m != nil {
+		if len(m.ResourceRules) > 0 || len(m.ExcludeResourceRules) > 0 || !everything(m.NamespaceSelector) || !everything(m.ObjectSelector) {
+			return fmt.Sprintf("ValidatingAdmissionPolicyBinding %s narrows what the policy judges (spec.matchResources)", rbac.PolicyName)
+		}
+	}
+	if b.Spec.ParamRef != nil {
+		return fmt.Sprintf("ValidatingAdmissionPolicyBinding %s sets a paramRef the generated one has not", rbac.PolicyName)
+	}
+	// The policy: it fails closed, matches at least what the generated one
+	// matches, and makes every check it makes, with no other condition.
+	ws := want.Policy.Spec
+	if p.Spec.FailurePolicy != nil && *p.Spec.FailurePolicy != admissionv1.Fail {
+		return fmt.Sprintf("ValidatingAdmissionPolicy %s fails open (failurePolicy %s)", rbac.PolicyName, *p.Spec.FailurePolicy)
+	}
+	mc := p.Spec.MatchConstraints
+	if mc == nil {
+		return fmt.Sprintf("ValidatingAdmissionPolicy %s matches nothing (no matchConstraints)", rbac.PolicyName)
+	}
+	if len(mc.ExcludeResourceRules) > 0 || !everything(mc.NamespaceSelector) || !everything(mc.ObjectSelector) {
+		return fmt.Sprintf("ValidatingAdmissionPolicy %s excludes some of what it should judge (spec.matchConstraints)", rbac.PolicyName)
+	}
+	if ws.MatchConstraints != nil {
+		for _, r := range ws.MatchConstraints.ResourceRules {
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					for _, op := range r.Operations {
+						if !covers(mc.ResourceRules, g, res, op) {
+							return fmt.Sprintf("ValidatingAdmissionPolicy %s does not judge %s of %s", rbac.PolicyName, op, groupResource(g, res))
+						}
+					}
+				}
+			}
+		}
+	}
+	if !sameSet(p.Spec.MatchConditions, ws.MatchConditions, func(c admissionv1.MatchCondition) string { return c.Name + "\x00" + c.Expression }) {
+		return fmt.Sprintf("ValidatingAdmissionPolicy %s has other matchConditions than the generated one (one more condition can exempt any write)", rbac.PolicyName)
+	}
+	if !sameSet(p.Spec.Variables, ws.Variables, func(v admissionv1.Variable) string { return v.Name + "\x00" + v.Expression }) {
+		return fmt.Sprintf("ValidatingAdmissionPolicy %s has other variables than the generated one", rbac.PolicyName)
+	}
+	have := map[string]bool{}
+	for _, v := range p.Spec.Validations {
+		have[v.Expression] = true
+	}
+	for _, v := range ws.Validations {
+		if !have[v.Expression] {
+			return fmt.Sprintf("ValidatingAdmissionPolicy %s lacks a validation the generated one makes (%s)", rbac.PolicyName, v.Message)
+		}
+	}
+	return ""
+}
+
+// everything: a label selector that selects every object (absent or
+// empty).
+func everything(s *metav1.LabelSelector) bool {
+	return s == nil || (len(s.MatchLabels) == 0 && len(s.MatchExpressions) == 0)
+}
+
+// covers: some rule matches operation op on group/resource ("*" matches
+// any).
+func covers(rules []admissionv1.NamedRuleWithOperations, group, resource string, op admissionv1.OperationType) bool {
+	for _, r := range rules {
+		if len(r.ResourceNames) > 0 {
+			continue // a rule for some names only does not cover the resource
+		}
+		if anyOf(r.APIGroups, group) && anyOf(r.Resources, resource) && (slices.Contains(r.Operations, op) || slices.Contains(r.Operations, admissionv1.OperationAll)) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyOf(ss []string, s string) bool { return slices.Contains(ss, s) || slices.Contains(ss, "*") }
+
+func groupResource(g, r string) string {
+	if g == "" {
+		return r
+	}
+	return r + "." + g
+}
+
+// sameSet: a and b hold the same elements by key.
+func sameSet[T any](a, b []T, key func(T) string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	in := map[string]bool{}
+	for _, x := range a {
+		in[key(x)] = true
+	}
+	for _, y := range b {
+		if !in[key(y)] {
+			return false
+		}
+	}
+	return true
 }

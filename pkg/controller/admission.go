@@ -2,14 +2,19 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/admission"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/fleetstatus"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rbac"
 )
 
 // admissionView is what the autopilot last knew of the admission policy
@@ -22,6 +27,10 @@ type admissionView struct {
 	// at most once per resync while unknown.
 	user      string
 	userAsked time.Time
+	// want is the policy generated for user (nil: not generated, or user
+	// is not a ServiceAccount).
+	want     *admission.Expected
+	wantUser string
 }
 
 // judgeAdmission reports whether the admission policy is in place: a
@@ -42,7 +51,7 @@ func (r *Reconciler) judgeAdmission(ctx context.Context) {
 		}
 		v.mu.Unlock()
 	}
-	state, reason := admission.Judge(ctx, r.reader, user)
+	state, reason := admission.Judge(ctx, r.reader, user, r.expectedPolicy(ctx, user))
 	v.mu.Lock()
 	changed := state != v.state || reason != v.reason
 	v.state, v.reason = state, reason
@@ -64,4 +73,35 @@ func (r *Reconciler) admissionState() (admission.State, string) {
 	r.admission.mu.Lock()
 	defer r.admission.mu.Unlock()
 	return r.admission.state, r.admission.reason
+}
+
+// expectedPolicy is the admission policy cmd/rbac-gen generates for user
+// (rbac.AdmissionPolicy, the same code), generated once per identity: the
+// cluster's is judged against it, not by its existence. nil for an
+// identity that is not a ServiceAccount's.
+func (r *Reconciler) expectedPolicy(ctx context.Context, user string) *admission.Expected {
+	v := &r.admission
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.wantUser == user {
+		return v.want
+	}
+	v.wantUser, v.want = user, nil
+	rest, ok := strings.CutPrefix(user, "system:serviceaccount:")
+	ns, _, ok2 := strings.Cut(rest, ":")
+	if !ok || !ok2 || r.opts.Catalog == nil {
+		return nil
+	}
+	statusNS := r.opts.StatusNamespace
+	if statusNS == "" {
+		statusNS = ns
+	}
+	extra := []rbac.Object{{GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespace: statusNS, Name: fleetstatus.Name}}
+	policy, binding, err := rbac.AdmissionPolicy(assets.FS, r.opts.Catalog, r.opts.Tombstones, r.opts.Namespace, user, extra)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "cannot generate the admission policy to judge the cluster's by; judging its existence only", "action", "keep")
+		return nil
+	}
+	v.want = &admission.Expected{Policy: policy, Binding: binding}
+	return v.want
 }

@@ -113,6 +113,21 @@ func admissionSpecs(ctx context.Context) {
 		Expect(testutil.ToFloat64(metrics.AdmissionPolicy.WithLabelValues(string(admission.Enforced)))).To(Equal(1.0))
 		binding := &admissionv1.ValidatingAdmissionPolicyBinding{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: rbac.PolicyName}, binding)).To(Succeed())
+
+		// Existence is not enforcement: a binding narrowed to exclude
+		// MachineConfigs lets the token write one, and the health says so.
+		narrowed := binding.DeepCopy()
+		narrowed.Spec.MatchResources = &admissionv1.MatchResources{ExcludeResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
+			Operations: []admissionv1.OperationType{admissionv1.OperationAll},
+			Rule:       admissionv1.Rule{APIGroups: []string{"machineconfiguration.openshift.io"}, APIVersions: []string{"*"}, Resources: []string{"machineconfigs"}}}}}}
+		Expect(k8s.Update(ctx, narrowed)).To(Succeed())
+		Eventually(func() string { return rec.Snapshot().Health.AdmissionPolicy }).Should(Equal(string(admission.NotEnforced)))
+		Expect(rec.Snapshot().Health.AdmissionPolicyReason).To(ContainSubstring("matchResources"))
+		narrowed.Spec.MatchResources = nil
+		Expect(k8s.Update(ctx, narrowed)).To(Succeed())
+		Eventually(func() string { return rec.Snapshot().Health.AdmissionPolicy }).Should(Equal(string(admission.Enforced)))
+
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: rbac.PolicyName}, binding)).To(Succeed())
 		Expect(k8s.Delete(ctx, binding)).To(Succeed())
 		DeferCleanup(func() {
 			binding.ResourceVersion = ""
