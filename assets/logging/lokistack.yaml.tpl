@@ -54,7 +54,17 @@
 {{- if not $storageClass -}}
 {{- wait "no default StorageClass for the LokiStack's volumes: mark one default (annotation storageclass.kubernetes.io/is-default-class: \"true\"), or name a class with the HCO annotation platform.kubevirt.io/logging-storage-class" -}}
 {{- end -}}
-{{- $schemas := dig "spec" "storage" "schemas" (list (dict "version" "v13" "effectiveDate" "2024-10-01")) $live -}}
+{{- /* The schema history kept entry by entry, each as the CRD admits it
+  (loki.grafana.com_lokistacks.yaml ObjectStorageSchema: version one of
+  v11, v12, v13; effectiveDate a date): nothing else of the live list is
+  copied, so a facts file's author chooses no content here. */ -}}
+{{- $schemas := list -}}
+{{- range dig "spec" "storage" "schemas" (list (dict "version" "v13" "effectiveDate" "2024-10-01")) $live -}}
+{{- if not (kindIs "map" .) }}{{ fail "LokiStack spec.storage.schemas: an entry is not a map" }}{{ end -}}
+{{- $version := get . "version" | enumValue "LokiStack spec.storage.schemas[].version" -}}
+{{- if not (has $version (list "v11" "v12" "v13")) }}{{ fail (printf "LokiStack spec.storage.schemas[].version %q is not one of v11, v12, v13" $version) }}{{ end -}}
+{{- $schemas = append $schemas (dict "version" $version "effectiveDate" (get . "effectiveDate" | date "LokiStack spec.storage.schemas[].effectiveDate")) -}}
+{{- end -}}
 {{- /* Kept values are checked (and quoted below): they are the live object's. */ -}}
 {{- $secretName := dig "spec" "storage" "secret" "name" "logging-loki-s3" $live | dnsSubdomain "LokiStack spec.storage.secret.name" -}}
 {{- $secretType := dig "spec" "storage" "secret" "type" "s3" $live | enumValue "LokiStack spec.storage.secret.type" -}}

@@ -23,6 +23,7 @@ const (
 	DNSSubdomainAccepted     = `a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 253 characters)`
 	PCIIDAccepted            = `a PCI vendor:device id, four hex digits each (10de:1eb8, any case)`
 	IntegerAccepted          = `an integer`
+	DateAccepted             = `a date, YYYY-MM-DD`
 	EnumAccepted             = `an enum value: letters and digits, with '.', '_' or '-' between them, at most 63 characters`
 	LabelsAccepted           = `a map of label keys (example.com/name) to label values (at most 63 letters, digits, '-', '_' or '.')`
 )
@@ -132,6 +133,21 @@ func ParseInteger(what string, v any) (int64, error) {
 		}
 	}
 	return 0, malformed(what, v, IntegerAccepted, "")
+}
+
+// date is a calendar date as the LokiStack CRD admits a schema's
+// effectiveDate (loki.grafana.com_lokistacks.yaml, StorageSchemaEffectiveDate:
+// pattern ^([0-9]{4,})([-]([0-9]{2})){2}$).
+var date = regexp.MustCompile(`^([0-9]{4,})([-]([0-9]{2})){2}$`)
+
+// ParseDate checks a date read from the cluster (a schema's effective
+// date).
+func ParseDate(what string, v any) (string, error) {
+	s, ok := v.(string)
+	if !ok || !date.MatchString(s) {
+		return "", malformed(what, v, DateAccepted, "")
+	}
+	return s, nil
 }
 
 var enumValue = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$`)

@@ -407,6 +407,8 @@ func (s *set) contextFuncs() template.FuncMap {
 		},
 		// integer WHAT V: a number, as an int64.
 		"integer": func(what string, v any) (int64, error) { return checked[int64](s)(annotations.ParseInteger(what, v)) },
+		// date WHAT V: a calendar date, YYYY-MM-DD.
+		"date": func(what string, v any) (string, error) { return checked[string](s)(annotations.ParseDate(what, v)) },
 		// enumValue WHAT V: a one-word enum value.
 		"enumValue": func(what string, v any) (string, error) {
 			return checked[string](s)(annotations.ParseEnumValue(what, v))
