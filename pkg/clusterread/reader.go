@@ -198,10 +198,10 @@ func IsFact(gvk schema.GroupVersionKind) bool { return factKinds[gvk] }
 // Follow calls f at start and whenever the object k (declared in
 // Options.Objects) or a CRD changes, from the caches: for what every
 // replica serves, leader or not (the cluster's TLS profile). The object's
-// own informer is added once its kind is served (a CRD event tells), so a
-// cluster without the kind costs a discovery request per CRD change only.
-// It returns when ctx ends.
-func (r *Reader) Follow(ctx context.Context, k rendercontext.ObjectKey, f func(context.Context)) error {
+// own informer is added once served (read from the CRD cache) says its
+// kind is served, so a cluster without the kind costs no request. It
+// returns when ctx ends.
+func (r *Reader) Follow(ctx context.Context, k rendercontext.ObjectKey, served func(context.Context) bool, f func(context.Context)) error {
 	lk := r.lookups.byKey[k]
 	if lk == nil {
 		return fmt.Errorf("%s is not a declared object", k)
@@ -233,7 +233,7 @@ func (r *Reader) Follow(ctx context.Context, k rendercontext.ObjectKey, f func(c
 			return nil
 		case <-wake:
 		}
-		if !watching {
+		if !watching && served(ctx) {
 			obj := &unstructured.Unstructured{}
 			obj.SetGroupVersionKind(k.GVK)
 			if inf, err := lk.cache.GetInformer(ctx, obj, cache.BlockUntilSynced(false)); err == nil {

@@ -74,7 +74,7 @@ func (tlsFollower) NeedLeaderElection() bool { return false }
 // Start follows until ctx ends.
 func (t tlsFollower) Start(ctx context.Context) error {
 	key := rendercontext.ObjectKey{GVK: tlsprofile.APIServerGVK, Name: tlsprofile.APIServerName}
-	return t.r.reader.Follow(ctx, key, func(ctx context.Context) {
+	return t.r.reader.Follow(ctx, key, t.r.apiServerServed, func(ctx context.Context) {
 		t.r.serveTLS(ctx, t.r.apiServerServed(ctx))
 	})
 }
