@@ -82,10 +82,15 @@ func Object(u *unstructured.Unstructured) *unstructured.Unstructured {
 	if monitoringConfig(c) {
 		changed = true
 	}
-	// HTTP headers sent as given (a log forwarder output's, a remote
-	// write endpoint's): an Authorization header or a token among them.
-	if headerMaps(c.Object) {
-		changed = true
+	// HTTP headers sent as given (a log forwarder output's): an
+	// Authorization header or a token among them.
+	for _, h := range headerFields {
+		if h.group != gvk.Group || h.kind != gvk.Kind {
+			continue
+		}
+		if v, ok, _ := unstructured.NestedFieldNoCopy(c.Object, h.path...); ok && headerMaps(v) {
+			changed = true
+		}
 	}
 	// A URL's password, wherever a string holds one (an output's
 	// endpoint, a registry): RFC 3986 userinfo.
@@ -246,10 +251,24 @@ func monitoringConfig(c *unstructured.Unstructured) bool {
 	return true
 }
 
-// headerMaps replaces every value of every map under a "headers" key in
-// v: HTTP headers as the vendors' APIs carry them (observability.openshift.io
-// ClusterLogForwarder outputs' http.headers, cluster-monitoring-operator's
-// RemoteWriteSpec.Headers), sent as given, credentials included.
+// headerFields are where the kinds the autopilot reads carry HTTP headers
+// (a map of header names to string values, sent as given):
+// observability.openshift.io/v1 ClusterLogForwarder's outputs
+// (OutputSpec: http.headers and the other output types' headers), and
+// logging.openshift.io/v1's before it.
+var headerFields = []struct {
+	group, kind string
+	path        []string
+}{
+	{"observability.openshift.io", "ClusterLogForwarder", []string{"spec", "outputs"}},
+	{"logging.openshift.io", "ClusterLogForwarder", []string{"spec", "outputs"}},
+}
+
+// headerMaps replaces the string values of every map under a "headers"
+// key in v (a subtree where the vendor's API carries HTTP headers:
+// headerFields, the monitoring configuration's remote write entries).
+// Only string values: a header map holds nothing else, and anything
+// else under that name is not one.
 func headerMaps(v any) bool {
 	changed := false
 	switch t := v.(type) {
@@ -257,7 +276,7 @@ func headerMaps(v any) bool {
 		for k, e := range t {
 			if h, ok := e.(map[string]any); ok && k == "headers" {
 				for hk, hv := range h {
-					if hv != Mark {
+					if s, ok := hv.(string); ok && s != Mark {
 						h[hk], changed = Mark, true
 					}
 				}

@@ -83,6 +83,10 @@ func TestNothingElseChanges(t *testing.T) {
 		`{apiVersion: v1, kind: Node, metadata: {name: n, labels: {a: b}}, spec: {providerID: "baremetalhost:///ns/host"}}`,
 		`{apiVersion: x/v1, kind: Y, metadata: {name: y}, spec: {url: "https://user@example.com/", mail: "a@b.c", s3: "s3://bucket/key"}}`,
 		`{apiVersion: storage.k8s.io/v1, kind: StorageClass, metadata: {name: g}, provisioner: p}`,
+		// A CRD's schema of a headers field is no header map.
+		`{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, metadata: {name: clusterlogforwarders.observability.openshift.io},
+			spec: {versions: [{name: v1, schema: {openAPIV3Schema: {properties: {spec: {properties: {outputs: {items: {properties: {http: {properties: {headers: {type: object, additionalProperties: {type: string}, description: "Headers"}}}}}}}}}}}}]}}`,
+		`{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {headers: "x"}}`,
 	} {
 		in := obj(t, y)
 		if out := Object(in); out != in {
