@@ -151,6 +151,9 @@ func narrowed(pu, bu *unstructured.Unstructured, want *Expected) string {
 	if mc == nil {
 		return fmt.Sprintf("ValidatingAdmissionPolicy %s matches nothing (no matchConstraints)", rbac.PolicyName)
 	}
+	if mc.MatchPolicy != nil && *mc.MatchPolicy != admissionv1.Equivalent {
+		return fmt.Sprintf("ValidatingAdmissionPolicy %s matches only the exact versions it names (matchPolicy %s)", rbac.PolicyName, *mc.MatchPolicy)
+	}
 	if len(mc.ExcludeResourceRules) > 0 || !everything(mc.NamespaceSelector) || !everything(mc.ObjectSelector) {
 		return fmt.Sprintf("ValidatingAdmissionPolicy %s excludes some of what it should judge (spec.matchConstraints)", rbac.PolicyName)
 	}
@@ -191,14 +194,19 @@ func everything(s *metav1.LabelSelector) bool {
 	return s == nil || (len(s.MatchLabels) == 0 && len(s.MatchExpressions) == 0)
 }
 
-// covers: some rule matches operation op on group/resource ("*" matches
-// any).
+// covers: some rule matches operation op on group/resource in every
+// version and scope ("*" matches any).
 func covers(rules []admissionv1.NamedRuleWithOperations, group, resource string, op admissionv1.OperationType) bool {
 	for _, r := range rules {
 		if len(r.ResourceNames) > 0 {
 			continue // a rule for some names only does not cover the resource
 		}
-		if anyOf(r.APIGroups, group) && anyOf(r.Resources, resource) && (slices.Contains(r.Operations, op) || slices.Contains(r.Operations, admissionv1.OperationAll)) {
+		if r.Scope != nil && *r.Scope != admissionv1.AllScopes {
+			continue // cluster- or namespace-scoped objects only
+		}
+		if anyOf(r.APIGroups, group) && slices.Contains(r.APIVersions, "*") &&
+			(anyOf(r.Resources, resource) || slices.Contains(r.Resources, "*/*")) &&
+			(slices.Contains(r.Operations, op) || slices.Contains(r.Operations, admissionv1.OperationAll)) {
 			return true
 		}
 	}

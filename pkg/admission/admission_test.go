@@ -114,6 +114,10 @@ func TestJudgeByContent(t *testing.T) {
 	}{
 		{"as generated", func(*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {}, Enforced},
 		{"as the API server defaults it", func(p *admissionv1.ValidatingAdmissionPolicy, b *admissionv1.ValidatingAdmissionPolicyBinding) {
+			all := admissionv1.AllScopes
+			for i := range p.Spec.MatchConstraints.ResourceRules {
+				p.Spec.MatchConstraints.ResourceRules[i].Scope = &all
+			}
 			p.Spec.MatchConstraints.MatchPolicy = &equivalent
 			p.Spec.MatchConstraints.NamespaceSelector, p.Spec.MatchConstraints.ObjectSelector = &metav1.LabelSelector{}, &metav1.LabelSelector{}
 			b.Spec.MatchResources = &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{}, MatchPolicy: &equivalent}
@@ -134,6 +138,21 @@ func TestJudgeByContent(t *testing.T) {
 		{"policy judges creates only", func(p *admissionv1.ValidatingAdmissionPolicy, _ *admissionv1.ValidatingAdmissionPolicyBinding) {
 			for i := range p.Spec.MatchConstraints.ResourceRules {
 				p.Spec.MatchConstraints.ResourceRules[i].Operations = []admissionv1.OperationType{admissionv1.Create}
+			}
+		}, NotEnforced},
+		{"policy matches one version of MachineConfigs, exactly", func(p *admissionv1.ValidatingAdmissionPolicy, _ *admissionv1.ValidatingAdmissionPolicyBinding) {
+			exact := admissionv1.Exact
+			p.Spec.MatchConstraints.MatchPolicy = &exact
+		}, NotEnforced},
+		{"policy judges namespaced objects only", func(p *admissionv1.ValidatingAdmissionPolicy, _ *admissionv1.ValidatingAdmissionPolicyBinding) {
+			namespaced := admissionv1.NamespacedScope
+			for i := range p.Spec.MatchConstraints.ResourceRules {
+				p.Spec.MatchConstraints.ResourceRules[i].Scope = &namespaced
+			}
+		}, NotEnforced},
+		{"policy judges one API version only", func(p *admissionv1.ValidatingAdmissionPolicy, _ *admissionv1.ValidatingAdmissionPolicyBinding) {
+			for i := range p.Spec.MatchConstraints.ResourceRules {
+				p.Spec.MatchConstraints.ResourceRules[i].APIVersions = []string{"v1alpha1"}
 			}
 		}, NotEnforced},
 		{"policy lacks a validation", func(p *admissionv1.ValidatingAdmissionPolicy, _ *admissionv1.ValidatingAdmissionPolicyBinding) {

@@ -225,7 +225,10 @@ func (r *Reader) Follow(ctx context.Context, k rendercontext.ObjectKey, served f
 	if _, err := crds.AddEventHandler(events); err != nil {
 		return err
 	}
-	watching := false
+	// watching is the informer the handler is on: the leader's watches
+	// may remove and re-create it (a kind seen not served), and the
+	// handler goes with the informer it was added to.
+	var watching cache.Informer
 	poke()
 	for {
 		select {
@@ -233,12 +236,12 @@ func (r *Reader) Follow(ctx context.Context, k rendercontext.ObjectKey, served f
 			return nil
 		case <-wake:
 		}
-		if !watching && served(ctx) {
+		if served(ctx) {
 			obj := &unstructured.Unstructured{}
 			obj.SetGroupVersionKind(k.GVK)
-			if inf, err := lk.cache.GetInformer(ctx, obj, cache.BlockUntilSynced(false)); err == nil {
+			if inf, err := lk.cache.GetInformer(ctx, obj, cache.BlockUntilSynced(false)); err == nil && inf != watching {
 				if _, err := inf.AddEventHandler(events); err == nil {
-					watching = true
+					watching = inf
 					lk.mu.Lock()
 					lk.started = true
 					lk.mu.Unlock()

@@ -74,22 +74,37 @@ func (tlsFollower) NeedLeaderElection() bool { return false }
 // Start follows until ctx ends.
 func (t tlsFollower) Start(ctx context.Context) error {
 	key := rendercontext.ObjectKey{GVK: tlsprofile.APIServerGVK, Name: tlsprofile.APIServerName}
-	return t.r.reader.Follow(ctx, key, t.r.apiServerServed, func(ctx context.Context) {
-		t.r.serveTLS(ctx, t.r.apiServerServed(ctx))
+	served := func(ctx context.Context) bool {
+		ok, err := t.r.apiServerServed(ctx)
+		return ok && err == nil
+	}
+	return t.r.reader.Follow(ctx, key, served, func(ctx context.Context) {
+		ok, err := t.r.apiServerServed(ctx)
+		if err != nil {
+			// Unknown is never read as "not served" (which serves
+			// Intermediate): what is served is kept.
+			t.r.tlsProblem(ctx, err, "cannot read the CRDs; the TLS profile served is kept")
+			return
+		}
+		t.r.serveTLS(ctx, ok)
 	})
 }
 
 // apiServerServed reports, from the CRD cache, whether the APIServer kind
-// is served (plain Kubernetes has none).
-func (r *Reconciler) apiServerServed(ctx context.Context) bool {
+// is served (plain Kubernetes has none); err when the cache cannot say.
+func (r *Reconciler) apiServerServed(ctx context.Context) (bool, error) {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := r.reader.Get(ctx, client.ObjectKey{Name: "apiservers." + tlsprofile.APIServerGVK.Group}, crd); err != nil {
-		return false
+	err := r.reader.Get(ctx, client.ObjectKey{Name: "apiservers." + tlsprofile.APIServerGVK.Group}, crd)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
 	}
 	for _, v := range crd.Spec.Versions {
 		if v.Name == tlsprofile.APIServerGVK.Version && v.Served {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }

@@ -132,14 +132,17 @@ func userinfo(s string) (string, bool) {
 		if start > 0 && (rest[start-1] == '\'' || rest[start-1] == '"') {
 			quote = rest[start-1]
 		}
-		end, wide := i+3, i+3
-		for wide < len(rest) && !urlEnds(rest[wide]) {
-			if rest[wide] == quote && end == i+3 {
+		// end: where the URL ends as written (a delimiter, or the quote
+		// that opened it); wide: the end of the word (white space), in
+		// case such a character closed it inside a password.
+		end, wide := -1, i+3
+		for wide < len(rest) && rest[wide] > ' ' {
+			if end < 0 && (urlEnds(rest[wide]) || rest[wide] == quote) {
 				end = wide
 			}
 			wide++
 		}
-		if end == i+3 {
+		if end < 0 {
 			end = wide
 		}
 		out, ok, parsed := redactURL(rest[start:end], i-start+3)
@@ -192,7 +195,14 @@ func redactParsed(token string, auth int) (string, bool) {
 		}
 		return token[:auth+colon+1] + Mark + token[auth+at:], true
 	}
-	at := strings.LastIndex(token[auth:], "@")
+	// Not a URL net/url reads: its userinfo is what RFC 3986 allows it
+	// to be, the authority (up to the first "/", "?" or "#") before its
+	// last "@"; a path or query holding "@" is no password.
+	host := strings.IndexAny(token[auth:], "/?#")
+	if host < 0 {
+		host = len(token) - auth
+	}
+	at := strings.LastIndex(token[auth:auth+host], "@")
 	if at < 0 {
 		return token, false
 	}

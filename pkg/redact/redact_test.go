@@ -51,7 +51,7 @@ func TestCredentialsNeverLeave(t *testing.T) {
 		// net/url reads the userinfo up to the authority's last "@".
 		"url user an e-mail address": `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "https://ops@example.com:secret-plant@logs.example.com/x"}}`,
 		"url password holding @":     `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "see https://ops:secret@plant@logs.example.com:8443/x?y for logs", w: "secret@plant"}}`,
-		"url password holding /":     `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "--url=https://ops:secret/plant@logs.example.com --x"}}`,
+		"url password holding a quote": `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "--url=https://ops:sec\"ret-plant@logs.example.com --x"}}`,
 		"url in yaml flow":           `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "{url: https://ops:secret-plant@h}"}}`,
 		"url inside a longer string": `{apiVersion: v1, kind: ConfigMap, metadata: {name: cluster-monitoring-config},
 			data: {config.yaml: "prometheusK8s:\n  remoteWrite:\n  - url: https://writer:secret-plant@metrics.example.com/api\n", args: "--url=https://u:secret-plant@h --other"}}`,
@@ -87,6 +87,9 @@ func TestNothingElseChanges(t *testing.T) {
 		`{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, metadata: {name: clusterlogforwarders.observability.openshift.io},
 			spec: {versions: [{name: v1, schema: {openAPIV3Schema: {properties: {spec: {properties: {outputs: {items: {properties: {http: {properties: {headers: {type: object, additionalProperties: {type: string}, description: "Headers"}}}}}}}}}}}}]}}`,
 		`{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {headers: "x"}}`,
+		// "@" in a path or query is no userinfo, whether net/url reads
+		// the URL or not.
+		`{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "http://${HOST}:${PORT}/notify?to=ops@example.com", v: "https://h/x@y"}}`,
 	} {
 		in := obj(t, y)
 		if out := Object(in); out != in {
