@@ -49,10 +49,10 @@ func TestCredentialsNeverLeave(t *testing.T) {
 		"log forwarder output headers": `{apiVersion: observability.openshift.io/v1, kind: ClusterLogForwarder, metadata: {name: l},
 			spec: {outputs: [{name: o, type: http, http: {url: "https://logs.example.com", headers: {Authorization: "Bearer secret-plant"}}}]}}`,
 		// net/url reads the userinfo up to the authority's last "@".
-		"url user an e-mail address": `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "https://ops@example.com:secret-plant@logs.example.com/x"}}`,
-		"url password holding @":     `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "see https://ops:secret@plant@logs.example.com:8443/x?y for logs", w: "secret@plant"}}`,
+		"url user an e-mail address":   `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "https://ops@example.com:secret-plant@logs.example.com/x"}}`,
+		"url password holding @":       `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "see https://ops:secret@plant@logs.example.com:8443/x?y for logs", w: "secret@plant"}}`,
 		"url password holding a quote": `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "--url=https://ops:sec\"ret-plant@logs.example.com --x"}}`,
-		"url in yaml flow":           `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "{url: https://ops:secret-plant@h}"}}`,
+		"url in yaml flow":             `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {u: "{url: https://ops:secret-plant@h}"}}`,
 		"url inside a longer string": `{apiVersion: v1, kind: ConfigMap, metadata: {name: cluster-monitoring-config},
 			data: {config.yaml: "prometheusK8s:\n  remoteWrite:\n  - url: https://writer:secret-plant@metrics.example.com/api\n", args: "--url=https://u:secret-plant@h --other"}}`,
 	} {
