@@ -242,16 +242,8 @@ func TestRefusedUndoSpendsNoBudget(t *testing.T) {
 			}
 			return c.Apply(ctx, obj, opts...)
 		}}).Build()
-	n := 1
-	w := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1",
-		Budget: func(string) (bool, time.Duration) {
-			if n == 0 {
-				return false, time.Minute
-			}
-			n--
-			return true, 0
-		},
-		Refund: func(string) { n++ }}
+	budget, refund := refundable(1)
+	w := &Writer{Reader: c, Client: c, Namespace: "ns", Version: "v1", Budget: budget, Refund: refund}
 	st := []features.Status{{Name: "psi", State: features.Active}}
 	if changed, _, err := w.Write(ctx, st); !changed || err != nil {
 		t.Fatalf("first write: %v %v", changed, err)
@@ -280,11 +272,19 @@ func TestRefusedUndoSpendsNoBudget(t *testing.T) {
 // tokens is a write budget of n tokens that never refill (a minute's wait
 // once spent).
 func tokens(n int) func(string) (bool, time.Duration) {
+	budget, _ := refundable(n)
+	return budget
+}
+
+// refundable is tokens with the refund that gives one back.
+func refundable(n int) (func(string) (bool, time.Duration), func(string)) {
 	return func(string) (bool, time.Duration) {
-		if n == 0 {
-			return false, time.Minute
+			if n == 0 {
+				return false, time.Minute
+			}
+			n--
+			return true, 0
+		}, func(string) {
+			n++
 		}
-		n--
-		return true, 0
-	}
 }
