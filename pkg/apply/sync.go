@@ -384,21 +384,19 @@ func opponents(live *unstructured.Unstructured, diff []string) (out []string, ce
 	return out, certain
 }
 
-// Delete deletes live if g allows it, with UID and resourceVersion
-// preconditions so a replaced or changed object survives. It returns
-// deleted=false with a reason when it refused; NotFound is success. Every
-// deletion path (switch off, tombstone) goes through it.
-func Delete(ctx context.Context, c client.Writer, g engine.Guard, live *unstructured.Unstructured) (bool, string, error) {
-	if ok, why := g.MayDelete(live); !ok {
-		return false, why, nil
-	}
+// Delete sends the one DELETE of live, which the gate let go (its
+// deletion intent check asked the guard on the HCO the deletion was
+// judged on), with UID and resourceVersion preconditions so a replaced or
+// changed object survives; NotFound is success. Every deletion path
+// (switch off, tombstone, superseded object) sends it here.
+func Delete(ctx context.Context, c client.Writer, live *unstructured.Unstructured) error {
 	uid, rv := live.GetUID(), live.GetResourceVersion()
 	err := c.Delete(ctx, live, client.Preconditions{UID: &uid, ResourceVersion: &rv},
 		client.PropagationPolicy(metav1.DeletePropagationBackground))
 	if err != nil && !apierrors.IsNotFound(err) {
-		return false, "", err
+		return err
 	}
-	return true, "", nil
+	return nil
 }
 
 // stampPath is the settle stamp (annotations.Facts).

@@ -158,6 +158,9 @@ func TestSupersededDeletePath(t *testing.T) {
 		{"in place, an exclusion entry not understood", map[string]string{annotations.DisabledResources: "machineconfigs/x"}, engine.Unchanged, nil, engine.Invalid, 0, annotations.DisabledResources},
 		{"in place, refused", nil, engine.Unchanged, forbidden, engine.Refused, 1, "50-kubevirt-old"},
 		{"written with it", nil, engine.Applied, nil, engine.Applied, 1, "which it replaces"},
+		{"written with it, window closed now: its disruption went with the write", map[string]string{annotations.DisruptionWindow: "Sat 02:00-06:00 UTC"}, engine.Applied, nil, engine.Applied, 1, "which it replaces"},
+		{"written with it, excluded now: kept", map[string]string{annotations.DisabledResources: "MachineConfig/50-kubevirt-old"}, engine.Applied, nil, engine.Applied, 0, "which it replaces, is kept"},
+		{"in place, excluded now: kept", map[string]string{annotations.DisabledResources: "MachineConfig/50-kubevirt-old"}, engine.Unchanged, nil, engine.Unchanged, 0, "which it replaces, is kept"},
 		{"written with it, the delete fails twice", nil, engine.Applied, apierrors.NewServiceUnavailable("etcd"), engine.Applied, 2, "tried again on its own"},
 		{"its write held: waits with it", nil, engine.Staged, nil, engine.Staged, 0, ""},
 		{"its write failed: waits with it", nil, engine.Failed, nil, engine.Failed, 0, ""},
@@ -174,19 +177,21 @@ func TestSupersededDeletePath(t *testing.T) {
 
 // A tombstone's deletion passes the same gate: its carrier's write held,
 // an exclusion entry not understood, a window closed on the HCO as just
-// re-read, each holds it; nothing holding, it goes.
+// re-read, each holds it; an exclusion keeps it (deletion intent);
+// nothing holding, it goes.
 func TestTombstoneHoldPath(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		fresh map[string]string
 		waits string
-		held  bool
+		check string // the gate's check that holds it, "" none
 		says  string
 	}{
-		{"nothing holds", nil, "", false, ""},
-		{"its carrier's write is held", nil, "its settings are in asset x's object now, and that write is Staged", true, "asset x"},
-		{"an exclusion entry not understood", map[string]string{annotations.DisabledResources: "machineconfigs/50-swap-enable"}, "", true, annotations.DisabledResources},
-		{"window closed now", map[string]string{annotations.DisruptionWindow: "Sat 02:00-06:00 UTC"}, "", true, "window"},
+		{"nothing holds", nil, "", "", ""},
+		{"its carrier's write is held", nil, "its settings are in asset x's object now, and that write is Staged", "dependency", "asset x"},
+		{"an exclusion entry not understood", map[string]string{annotations.DisabledResources: "machineconfigs/50-swap-enable"}, "", "input", annotations.DisabledResources},
+		{"excluded now: kept", map[string]string{annotations.DisabledResources: "MachineConfig/50-swap-enable"}, "", gate.Intent, "listed in HCO"},
+		{"window closed now", map[string]string{annotations.DisruptionWindow: "Sat 02:00-06:00 UTC"}, "", "window", "window"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := newRig(t, c.fresh, nil)
@@ -195,10 +200,39 @@ func TestTombstoneHoldPath(t *testing.T) {
 			if c.waits != "" {
 				waits = func(*unstructured.Unstructured) (string, bool) { return c.waits, true }
 			}
-			dis, why, held := p.judgeRemoval(waits)(ours("50-swap-enable"))
-			if held != c.held || !strings.Contains(why, c.says) || !dis.Reboot {
-				t.Fatalf("held %v (%s), reboot %v; want held %v saying %q", held, why, dis.Reboot, c.held, c.says)
+			dis, v, err := p.judgeRemoval(waits)(ours("50-swap-enable"))
+			if err != nil || v.Go != (c.check == "") || v.Check != c.check || !strings.Contains(v.Reason, c.says) || !dis.Reboot {
+				t.Fatalf("go %v held by %q (%s), reboot %v, err %v; want held by %q saying %q", v.Go, v.Check, v.Reason, dis.Reboot, err, c.check, c.says)
+			}
+			if v.Kept() != (c.check == gate.Intent) {
+				t.Fatalf("kept %v", v.Kept())
 			}
 		})
 	}
+}
+
+// Held on the cached HCO, a deletion reads nothing more: the fresh read
+// is for a deletion that would go.
+func TestRemovalHeldOnTheCacheReadsNoHCO(t *testing.T) {
+	g := newRig(t, nil, nil)
+	g.cached = g.cached.WithHCO(func() *unstructured.Unstructured {
+		h := g.cached.HCOObject().DeepCopy()
+		h.SetAnnotations(map[string]string{annotations.DisruptionWindow: "Sat 02:00-06:00 UTC"})
+		return h
+	}())
+	g.intent.cached, g.intent.reader = g.cached, failingGet{}
+	p := &pass{r: g.r, ctx: context.Background(), intent: g.intent}
+	if _, v, err := p.judgeRemoval(nil)(ours("50-swap-enable")); err != nil || v.Go || v.Check != "window" {
+		t.Fatalf("go %v by %q, err %v", v.Go, v.Check, err)
+	}
+	if res := g.r.inactive(context.Background(), switchedOff(), g.cached, g.intent); res.Outcome != engine.Staged {
+		t.Fatalf("switch-off: %s (%s)", res.Outcome, res.Reason)
+	}
+}
+
+// failingGet fails every read: a test that reaches it read the HCO.
+type failingGet struct{ client.Reader }
+
+func (failingGet) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
+	return errors.New("the HCO was read")
 }

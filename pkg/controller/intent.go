@@ -6,7 +6,6 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
@@ -40,13 +39,4 @@ func (f *freshIntent) context(ctx context.Context) (*rendercontext.RenderContext
 		f.fresh = f.cached.WithHCO(hco)
 	}
 	return f.fresh, f.err
-}
-
-// guard is the deletion Guard from the fresh HCO.
-func (f *freshIntent) guard(ctx context.Context) (engine.Guard, error) {
-	rc, err := f.context(ctx)
-	if err != nil {
-		return engine.Guard{}, err
-	}
-	return engine.GuardFor(rc), nil
 }

@@ -38,11 +38,11 @@ func TestFreshIntentReadsTheHCOOnceAndOnlyWhenAsked(t *testing.T) {
 		t.Fatal("nothing is read until a deletion asks")
 	}
 	for i := 0; i < 2; i++ {
-		g, err := f.guard(context.Background())
+		rc, err := f.context(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ok, why := g.MayDelete(provablyOurs()); ok || !strings.Contains(why, "disabled-resources") {
+		if ok, why := engine.GuardFor(rc).MayDelete(provablyOurs()); ok || !strings.Contains(why, "disabled-resources") {
 			t.Fatalf("the fresh exclusion must protect it: %v %q", ok, why)
 		}
 	}
@@ -54,8 +54,8 @@ func TestFreshIntentReadsTheHCOOnceAndOnlyWhenAsked(t *testing.T) {
 	}
 
 	gone := &freshIntent{reader: fake.NewClientBuilder().Build(), namespace: "ns", cached: f.cached}
-	if _, err := gone.guard(context.Background()); err == nil {
-		t.Fatal("an HCO that cannot be read gives no guard: unknown never deletes")
+	if _, err := gone.context(context.Background()); err == nil {
+		t.Fatal("an HCO that cannot be read gives no context: unknown never deletes")
 	}
 }
 

@@ -81,8 +81,7 @@ func (p *pass) step(d *engine.Decision, rc *rendercontext.RenderContext) engine.
 		// Backing off: the last recorded failure stands; only come back
 		// when its time is up.
 		p.record(d, engine.Result{Outcome: engine.Failed, Reason: d.Reason})
-		left, _ := r.gate.BackingOff(d.Asset.Name)
-		p.retry = minPositive(p.retry, left)
+		p.retry = minPositive(p.retry, r.gate.Attempt(d.Asset.Name).RetryAfter)
 		if gvk, ok := r.kinds[d.Asset.Name]; ok && rc.KindAvailable(gvk) {
 			p.want[gvk] = true
 		}

@@ -140,19 +140,19 @@ func minPositive(a, b time.Duration) time.Duration {
 }
 
 // inactive removes what an opt-in asset created once a person turned it
-// off, if the Guard allows, both judged on a fresh read of the HCO.
-// (Evaluate already marked objects kept because only a derived fact
-// changed as Retained.)
+// off, when the gate lets the deletion go: judged on the cached HCO, then
+// on a fresh read of it. (Evaluate already marked objects kept because
+// only a derived fact changed as Retained.)
 func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rendercontext.RenderContext, intent *freshIntent) engine.Result {
 	res := engine.Result{Outcome: engine.Inactive, Reason: d.Reason}
 	live := d.Live
 	if live == nil || engine.RemovalCandidate(d, rc) == nil {
 		return res
 	}
-	if ok, why := engine.GuardFor(rc).MayDelete(live); !ok {
-		// Refused on what is cached already: no need to read further.
-		res.Reason = d.Reason + "; the object is kept: " + why
-		return res
+	w := gate.ForRemoval(rc, gate.SwitchOff, d.Asset.Name, live, d.ReportOnly)
+	if v := r.gate.Peek(rc, w); !v.Go {
+		// Held on what is cached already: no need to read further.
+		return switchedOffHeld(res, d, w, v)
 	}
 	fresh, err := intent.context(ctx)
 	if err != nil {
@@ -164,66 +164,71 @@ func (r *Reconciler) inactive(ctx context.Context, d *engine.Decision, rc *rende
 		res.Reason = d.Reason + "; kept: the HyperConverged no longer turns it off (the cache was behind)"
 		return res
 	}
-	w := gate.ForRemoval(fresh, gate.SwitchOff, d.Asset.Name, live, d.ReportOnly)
-	res.Disruption = &w.Disruption
+	w = gate.ForRemoval(fresh, gate.SwitchOff, d.Asset.Name, live, d.ReportOnly)
 	v := r.gate.Judge(fresh, w)
 	if !v.Go {
-		// Deleting a MachineConfig rolls its pools like any write: the
-		// same window, pool and report-only rules.
-		return v.Held(res, "switched off; the deletion waits")
+		return switchedOffHeld(res, d, w, v)
 	}
-	deleted, why, err := apply.Delete(ctx, r.writer, engine.GuardFor(fresh), live)
-	switch {
-	case err != nil:
-		res = r.gate.Unanswered(res, w, v, "delete", live, err)
-	case deleted:
-		r.syncer.Forget(engine.Identity(live))
-		res.Outcome, res.Reason = engine.Deleted, "asset turned off: "+d.Reason
-	default:
-		res.Reason = d.Reason + "; the object is kept: " + why
+	res.Disruption = &w.Disruption
+	if err := apply.Delete(ctx, r.writer, live); err != nil {
+		return r.gate.Unanswered(res, w, v, "delete", live, err)
 	}
+	r.syncer.Forget(engine.Identity(live))
+	res.Outcome, res.Reason = engine.Deleted, "asset turned off: "+d.Reason
 	return res
+}
+
+// switchedOffHeld is the result of a switched-off asset whose deletion
+// the gate held: kept (not intended, not provably ours), or waiting like
+// any write that rolls its pools (window, pools, report-only).
+func switchedOffHeld(res engine.Result, d *engine.Decision, w gate.Write, v gate.Verdict) engine.Result {
+	if v.Kept() {
+		res.Reason = d.Reason + "; the object is kept: " + v.Reason
+		return res
+	}
+	res.Disruption = &w.Disruption
+	return v.Held(res, "switched off; the deletion waits")
 }
 
 // replaced deletes the object d replaces (an earlier form of its
 // settings) once d's own object is in place: with d's write when it was
-// just applied (the gate judged that write over both objects' pools), or,
-// d's object being in place already (an earlier deletion failed), judged
-// alone. Whether it may go is the deletion guard's, on the HCO as the
-// API server has it now; what a person tailored on it was already
-// checked when the pair was made (engine pairReplacements).
+// just applied (the gate judged that write over both objects' pools, on
+// the HCO as just re-read), or, d's object being in place already (an
+// earlier deletion failed), judged alone. What a person tailored on it
+// was already checked when the pair was made (engine pairReplacements);
+// the gate's deletion intent check asks again on the fresh HCO.
 func (r *Reconciler) replaced(ctx context.Context, d *engine.Decision, res engine.Result, intent *freshIntent) engine.Result {
 	old := d.Replaces
-	var w gate.Write
-	var v gate.Verdict
 	switch res.Outcome {
-	case engine.Applied:
-	case engine.Unchanged:
-		// Judged alone, on the HCO as just re-read, like every deletion.
-		fresh, err := intent.context(ctx)
-		if err != nil {
-			res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err
-			return res
-		}
-		w = gate.ForRemoval(fresh, gate.Supersede, d.Asset.Name, old, d.ReportOnly)
-		res.Disruption = &w.Disruption
-		if v = r.gate.Judge(fresh, w); !v.Go {
-			return v.Held(res, engine.ObjectKey(old)+", which it replaces, waits to be deleted")
-		}
+	case engine.Applied, engine.Unchanged:
 	default:
 		return res // held or failed: the pair waits together
 	}
-	guard, err := intent.guard(ctx)
+	fresh, err := intent.context(ctx)
 	if err != nil {
 		res.Outcome, res.Reason, res.Err = engine.Failed, err.Error(), err
 		return res
 	}
-	deleted, why, err := apply.Delete(ctx, r.writer, guard.ForTombstones(), old)
+	w := gate.ForRemoval(fresh, gate.Supersede, d.Asset.Name, old, d.ReportOnly)
+	if res.Outcome == engine.Applied {
+		w = gate.Riding(w) // its disruption went with the write
+	} else {
+		res.Disruption = &w.Disruption
+	}
+	v := r.gate.Judge(fresh, w)
+	switch {
+	case v.Kept():
+		res.Reason = strings.TrimPrefix(res.Reason+"; ", "; ") + engine.ObjectKey(old) + ", which it replaces, is kept: " + v.Reason
+		return res
+	case !v.Go:
+		return v.Held(res, engine.ObjectKey(old)+", which it replaces, waits to be deleted")
+	}
+	err = apply.Delete(ctx, r.writer, old)
 	if err != nil && res.Outcome == engine.Applied && !gate.IsRefusal(err) && !apierrors.IsConflict(err) {
 		// Once more at once: MCO renders both changes together only
 		// within its few seconds' delay (not on a conflict: the
 		// preconditions are the cache's, and would fail again).
-		deleted, why, err = apply.Delete(ctx, r.writer, guard.ForTombstones(), old)
+		err = apply.Delete(ctx, r.writer, old)
 	}
 	switch {
 	case err != nil && res.Outcome == engine.Applied:
@@ -234,12 +239,10 @@ func (r *Reconciler) replaced(ctx context.Context, d *engine.Decision, res engin
 		res.Reason = strings.TrimPrefix(res.Reason+"; ", "; ") + fmt.Sprintf("deleting %s, which it replaces, failed (tried again on its own): %v", engine.ObjectKey(old), err)
 	case err != nil:
 		res = r.gate.Unanswered(res, w, v, "delete of the object it replaces", old, err)
-	case deleted:
+	default:
 		r.syncer.Forget(engine.Identity(old))
 		res.Outcome = engine.Applied
 		res.Reason = strings.TrimPrefix(res.Reason+"; ", "; ") + "deleted " + engine.ObjectKey(old) + ", which it replaces"
-	default:
-		res.Reason = strings.TrimPrefix(res.Reason+"; ", "; ") + engine.ObjectKey(old) + ", which it replaces, is kept: " + why
 	}
 	return res
 }
@@ -271,8 +274,8 @@ func (r *Reconciler) publishIdle(ctx context.Context, reason report.IdleReason) 
 // (write), at most once per backoff after a failure; it returns when to
 // look again (0: no need).
 func (r *Reconciler) publish(ctx context.Context, write func() (bool, time.Duration, error)) time.Duration {
-	if left, backingOff := r.gate.BackingOff("fleet-status"); backingOff {
-		return left
+	if v := r.gate.Attempt("fleet-status"); !v.Go {
+		return v.RetryAfter
 	}
 	changed, recheck, err := write()
 	var paused *fleetstatus.PausedError

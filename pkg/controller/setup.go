@@ -207,10 +207,10 @@ func kindList(kinds map[string]schema.GroupVersionKind) []schema.GroupVersionKin
 // backingOff holds an asset whose last failure's backoff has not expired
 // out of the reconcile (engine.Evaluator.Hold).
 func (r *Reconciler) backingOff(a *catalog.Asset) (string, bool) {
-	left, held := r.gate.BackingOff(a.Name)
-	if !held {
+	v := r.gate.Attempt(a.Name)
+	if v.Go {
 		return "", false
 	}
 	last, _ := r.report.Last(a.Name)
-	return fmt.Sprintf("retrying in %s: %s", left.Round(time.Second), last.Reason), true
+	return fmt.Sprintf("retrying in %s: %s", v.RetryAfter.Round(time.Second), last.Reason), true
 }

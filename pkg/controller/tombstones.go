@@ -34,7 +34,7 @@ func (p *pass) tombstones(rc *rendercontext.RenderContext, act engine.Activation
 		return rc
 	}
 	p.reaping = true
-	p.reaped = r.reaper.Reap(p.ctx, now, engine.GuardFor(rc), p.intent.guard, p.judgeRemoval(nil))
+	p.reaped = r.reaper.Reap(p.ctx, now, p.judgeRemoval(nil))
 	return tombstone.PlanContext(rc, r.opts.Tombstones, act, func(o *unstructured.Unstructured) bool { return isReaped(p.reaped, o) })
 }
 
@@ -58,8 +58,7 @@ func (p *pass) carriedTombstones(act engine.Activation) {
 	if len(p.carried) == 0 || !act.All() || act.ReportOnly {
 		return
 	}
-	guard := engine.GuardFor(p.intent.cached)
-	results := p.r.reaper.Reap(p.ctx, p.carried, guard, p.intent.guard, p.judgeRemoval(func(t *unstructured.Unstructured) (string, bool) {
+	results := p.r.reaper.Reap(p.ctx, p.carried, p.judgeRemoval(func(t *unstructured.Unstructured) (string, bool) {
 		for _, c := range p.carried {
 			if engine.Identity(c.Object) == engine.Identity(t) {
 				return engine.CarrierWaits(c.CarriedBy, p.results)
@@ -70,27 +69,35 @@ func (p *pass) carriedTombstones(act engine.Activation) {
 	p.reaped = append(p.reaped, results...)
 }
 
-// judgeRemoval is the hold every tombstone deletion passes: the gate, with
-// (when set) why it must wait for another write as the write's
-// dependency, judged on the HCO as the API server has it now (the Guard's confirm just read it): a
-// window just added holds. Deleting an old MachineConfig or
-// KubeletConfig rolls every pool it reaches: the gate judges it like any
-// write.
+// judgeRemoval is the gate's judgement of every tombstone deletion,
+// with (when set) why it must wait for another write as the write's
+// dependency. Judged first on the cached HCO, and, when that lets it go,
+// again on the HCO as the API server has it now (read once per pass): an
+// exclusion or a window just added holds. Deleting an old MachineConfig
+// or KubeletConfig rolls every pool it reaches: the gate judges it like
+// any write.
 func (p *pass) judgeRemoval(waits func(*unstructured.Unstructured) (string, bool)) tombstone.Hold {
-	return func(live *unstructured.Unstructured) (engine.Disruption, string, bool) {
-		fresh, err := p.intent.context(p.ctx)
-		if err != nil {
-			return engine.ObjectDisruption(live), err.Error(), true // unknown intent never deletes
-		}
-		w := gate.ForRemoval(fresh, gate.Tombstone, "", live, false)
+	judge := func(rc *rendercontext.RenderContext, live *unstructured.Unstructured, judge func(*rendercontext.RenderContext, gate.Write) gate.Verdict) (engine.Disruption, gate.Verdict) {
+		w := gate.ForRemoval(rc, gate.Tombstone, "", live, false)
 		if waits != nil {
 			w.Waits, _ = waits(live)
 		}
-		v := p.r.gate.Judge(fresh, w)
+		v := judge(rc, w)
 		if !v.Go {
 			p.retry = minPositive(p.retry, v.RetryAfter)
 		}
-		return w.Disruption, v.Reason, !v.Go
+		return w.Disruption, v
+	}
+	return func(live *unstructured.Unstructured) (engine.Disruption, gate.Verdict, error) {
+		if dis, v := judge(p.intent.cached, live, p.r.gate.Peek); !v.Go {
+			return dis, v, nil // held on what is cached already: no need to read further
+		}
+		fresh, err := p.intent.context(p.ctx)
+		if err != nil {
+			return engine.ObjectDisruption(live), gate.Verdict{}, err // unknown intent never deletes
+		}
+		dis, v := judge(fresh, live, p.r.gate.Judge)
+		return dis, v, nil
 	}
 }
 

@@ -66,6 +66,9 @@ type ObjectDiff struct {
 	carriedBy string
 	// check is the gate's check that holds it (gate.Order).
 	check string
+	// keptAs introduces the reason a deletion the gate keeps (not
+	// intended, not provably the autopilot's) is shown unchanged.
+	keptAs string
 }
 
 // Diff computes, with server-side dry-runs under the autopilot's field
@@ -98,6 +101,10 @@ func Diff(ctx context.Context, c client.Client, cat *catalog.Catalog, rc *render
 		}
 		o.Disruption = o.write.Disruption
 		v := g.Judge(rc, o.write)
+		if v.Kept() {
+			*o = ObjectDiff{Asset: o.Asset, Object: o.Object, Change: Unchanged, Reason: o.keptAs + v.Reason}
+			continue
+		}
 		if !v.Go {
 			o.Held, o.Outcome, o.check = v.Reason, v.Outcome, v.Check
 		}
@@ -114,7 +121,6 @@ func Diff(ctx context.Context, c client.Client, cat *catalog.Catalog, rc *render
 
 func diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext, ds []engine.Decision, tombs []tombstone.Tombstone) ([]ObjectDiff, error) {
 	var out []ObjectDiff
-	guard := engine.GuardFor(rc)
 	for i := range ds {
 		d := &ds[i]
 		switch {
@@ -133,22 +139,18 @@ func diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 				rm.write, rm.asset, rm.deletes = od.write, d.Asset.Name, true
 				if od.Change == Unchanged {
 					rm.write = gate.ForRemoval(rc, gate.Supersede, d.Asset.Name, d.Replaces, d.ReportOnly)
+					rm.keptAs = "replaced by " + od.Object + ", object kept: "
 				}
 				out = append(out, rm)
 			}
 		case engine.RemovalCandidate(d, rc) != nil && d.Live != nil:
-			live := d.Live
-			if ok, why := guard.MayDelete(live); ok {
-				od := deletion(d.Asset.Name, live, "asset turned off: "+d.Reason)
-				od.write = gate.ForRemoval(rc, gate.SwitchOff, d.Asset.Name, live, d.ReportOnly)
-				od.asset, od.deletes = d.Asset.Name, true
-				out = append(out, od)
-			} else {
-				out = append(out, ObjectDiff{Asset: d.Asset.Name, Object: engine.ObjectKey(live), Change: Unchanged, Reason: "asset turned off, object kept: " + why})
-			}
+			// Whether it may go at all is the gate's deletion intent check.
+			od := deletion(d.Asset.Name, d.Live, "asset turned off: "+d.Reason)
+			od.write = gate.ForRemoval(rc, gate.SwitchOff, d.Asset.Name, d.Live, d.ReportOnly)
+			od.asset, od.deletes, od.keptAs = d.Asset.Name, true, "asset turned off, object kept: "
+			out = append(out, od)
 		}
 	}
-	guard = guard.ForTombstones()
 	for _, t := range tombs {
 		live, err := gather.Object(ctx, c, t.Object)
 		if err != nil {
@@ -157,14 +159,10 @@ func diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 		if live == nil {
 			continue
 		}
-		if ok, why := guard.MayDelete(live); ok {
-			od := deletion("", live, "tombstone "+t.Path)
-			od.write = gate.ForRemoval(rc, gate.Tombstone, "", live, false)
-			od.deletes, od.carriedBy = true, t.CarriedBy
-			out = append(out, od)
-		} else {
-			out = append(out, ObjectDiff{Object: engine.ObjectKey(live), Change: Unchanged, Reason: "tombstone " + t.Path + " not applied: " + why})
-		}
+		od := deletion("", live, "tombstone "+t.Path)
+		od.write = gate.ForRemoval(rc, gate.Tombstone, "", live, false)
+		od.deletes, od.carriedBy, od.keptAs = true, t.CarriedBy, "tombstone "+t.Path+" not applied: "
+		out = append(out, od)
 	}
 	return out, nil
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/apply"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
@@ -35,13 +37,30 @@ func ours() *unstructured.Unstructured {
 	return u
 }
 
-// Each protection refuses the deletion, on each path that deletes: the
-// Guard itself (opt-in removal) and the tombstone reaper.
+// judged is a tombstone hold that asks a gate, as the controller's does,
+// on rc.
+func judged(rc *rendercontext.RenderContext) tombstone.Hold {
+	g := gate.New(gate.Config{})
+	return func(live *unstructured.Unstructured) (engine.Disruption, gate.Verdict, error) {
+		w := gate.ForRemoval(rc, gate.Tombstone, "", live, false)
+		return w.Disruption, g.Judge(rc, w), nil
+	}
+}
+
+// Each protection refuses the deletion, on each path that deletes: an
+// opt-in asset switched off, a superseded object, and the tombstone
+// reaper, each judged by the gate (its deletion intent check).
 func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
-	excluded, _ := annotations.ParseDisabledResources("ConfigMap/ns/obj")
+	terminating := func() *rendercontext.RenderContext {
+		rc := newContext(nil)
+		hco := rc.HCOObject().DeepCopy()
+		now := metav1.Now()
+		hco.SetDeletionTimestamp(&now)
+		return rc.WithHCO(hco)
+	}
 	protections := map[string]struct {
 		mutate func(*unstructured.Unstructured)
-		guard  engine.Guard
+		rc     func() *rendercontext.RenderContext
 	}{
 		"no label":     {mutate: func(u *unstructured.Unstructured) { u.SetLabels(nil) }},
 		"copied label": {mutate: func(u *unstructured.Unstructured) { u.SetManagedFields(nil) }},
@@ -78,30 +97,36 @@ func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
 			u.SetKind("Namespace")
 			u.SetNamespace("")
 		}},
-		"root-excluded":   {guard: engine.Guard{Exclusions: excluded}},
-		"HCO terminating": {guard: engine.Guard{HCOTerminating: true}},
+		"root-excluded": {rc: func() *rendercontext.RenderContext {
+			return newContext(map[string]string{annotations.DisabledResources: "ConfigMap/ns/obj"})
+		}},
+		"paused": {rc: func() *rendercontext.RenderContext {
+			return newContext(map[string]string{annotations.Autopilot: "false"})
+		}},
+		"HCO terminating": {rc: terminating},
 	}
+	paths := []string{string(gate.SwitchOff), string(gate.Supersede), "tombstone"}
 	for name, p := range protections {
-		for _, path := range []string{"guard", "tombstone"} {
+		for _, path := range paths {
 			live := ours()
 			if p.mutate != nil {
 				p.mutate(live)
 			}
+			rc := newContext(nil)
+			if p.rc != nil {
+				rc = p.rc()
+			}
 			c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(live.DeepCopy()).Build()
 			stored := getObj(t, c, live)
 			stored.SetManagedFields(live.GetManagedFields()) // as the API server would keep them
-			switch path {
-			case "guard":
-				deleted, why, err := apply.Delete(context.Background(), c, p.guard, stored)
-				if err != nil || deleted || why == "" {
-					t.Errorf("%s/%s: deleted=%v why=%q err=%v", name, path, deleted, why, err)
-				}
-			case "tombstone":
+			if path == "tombstone" {
 				r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
-				res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: live.DeepCopy()}}, p.guard, nil, nil)
-				if res[0].Status != tombstone.Skipped || res[0].Deleted {
+				res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: live.DeepCopy()}}, judged(rc))
+				if res[0].Status != tombstone.Skipped || res[0].Deleted || !strings.HasPrefix(res[0].Reason, "may not delete") {
 					t.Errorf("%s/%s: %+v", name, path, res[0])
 				}
+			} else if v := gate.New(gate.Config{}).Judge(rc, gate.ForRemoval(rc, gate.Op(path), "a", stored, false)); !v.Kept() || v.Reason == "" {
+				t.Errorf("%s/%s: %+v", name, path, v)
 			}
 			if getObj(t, c, live) == nil {
 				t.Errorf("%s/%s: the object is gone", name, path)
@@ -109,19 +134,23 @@ func TestEveryDeletionPathHonoursEveryProtection(t *testing.T) {
 		}
 	}
 
-	// And with no protection in the way, both paths delete.
-	for _, path := range []string{"guard", "tombstone"} {
+	// And with no protection in the way, every path deletes.
+	for _, path := range paths {
 		c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(ours()).Build()
 		stored := getObj(t, c, ours())
 		stored.SetManagedFields(ours().GetManagedFields())
-		if path == "guard" {
-			if deleted, why, err := apply.Delete(context.Background(), c, engine.Guard{}, stored); !deleted || err != nil {
-				t.Fatalf("guard: %v %q %v", deleted, why, err)
+		rc := newContext(nil)
+		if path == "tombstone" {
+			r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
+			if res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, judged(rc)); !res[0].Deleted {
+				t.Fatalf("tombstone: %+v", res[0])
 			}
 		} else {
-			r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
-			if res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, engine.Guard{}, nil, nil); !res[0].Deleted {
-				t.Fatalf("tombstone: %+v", res[0])
+			if v := gate.New(gate.Config{}).Judge(rc, gate.ForRemoval(rc, gate.Op(path), "a", stored, false)); !v.Go {
+				t.Fatalf("%s: %+v", path, v)
+			}
+			if err := apply.Delete(context.Background(), c, stored); err != nil {
+				t.Fatalf("%s: %v", path, err)
 			}
 		}
 		if getObj(t, c, ours()) != nil {
@@ -140,12 +169,16 @@ func TestTombstonesKeepCustomizedObjects(t *testing.T) {
 		stored := getObj(t, c, customized)
 		stored.SetManagedFields(customized.GetManagedFields())
 		r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
-		res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, engine.Guard{}, nil, nil)
+		rc := newContext(nil)
+		res := r.Reap(context.Background(), []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}, judged(rc))
 		if res[0].Status != tombstone.Skipped || !strings.Contains(res[0].Reason, k) || getObj(t, c, customized) == nil {
 			t.Errorf("%s: tombstone result %+v", k, res[0])
 		}
-		if ok, why := (engine.Guard{}).MayDelete(stored); !ok {
-			t.Errorf("%s: a person's switch-off is refused: %s", k, why)
+		if v := gate.New(gate.Config{}).Judge(rc, gate.ForRemoval(rc, gate.Supersede, "a", stored, false)); !v.Kept() {
+			t.Errorf("%s: a superseded object a person customized is deleted: %+v", k, v)
+		}
+		if v := gate.New(gate.Config{}).Judge(rc, gate.ForRemoval(rc, gate.SwitchOff, "a", stored, false)); !v.Go {
+			t.Errorf("%s: a person's switch-off is refused: %+v", k, v)
 		}
 	}
 }
@@ -214,15 +247,18 @@ func TestTombstoneDeletionWaitsForItsHold(t *testing.T) {
 	r := &tombstone.Reaper{Cache: staticReader{stored}, Reader: staticReader{stored}, Writer: c, Watched: func(schema.GroupVersionKind) bool { return true }}
 	ts := []tombstone.Tombstone{{Path: "t.yaml", Object: ours()}}
 	held := true
-	hold := func(*unstructured.Unstructured) (engine.Disruption, string, bool) {
-		return engine.Disruption{Reboot: true, Pool: "worker"}, "the disruption window is closed", held
+	hold := func(*unstructured.Unstructured) (engine.Disruption, gate.Verdict, error) {
+		if held {
+			return engine.Disruption{Reboot: true, Pool: "worker"}, gate.Verdict{Outcome: engine.Staged, Reason: "the disruption window is closed", Check: "window"}, nil
+		}
+		return engine.Disruption{Reboot: true, Pool: "worker"}, gate.Verdict{Go: true}, nil
 	}
-	res := r.Reap(context.Background(), ts, engine.Guard{}, nil, hold)
+	res := r.Reap(context.Background(), ts, hold)
 	if res[0].Deleted || res[0].Status != tombstone.Skipped || !strings.Contains(res[0].Reason, "window is closed") || getObj(t, c, ours()) == nil {
 		t.Fatalf("held: %+v", res[0])
 	}
 	held = false
-	if res := r.Reap(context.Background(), ts, engine.Guard{}, nil, hold); !res[0].Deleted {
+	if res := r.Reap(context.Background(), ts, hold); !res[0].Deleted {
 		t.Fatalf("released: %+v", res[0])
 	}
 }

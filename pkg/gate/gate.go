@@ -2,30 +2,41 @@
 // every delete the controller sends is described once (Write) and judged
 // here, by the same checks in the same order, whatever path it comes
 // from: a creation, a correction, a re-creation, a shared merge, an
-// opt-in asset switched off, a tombstone. The gate owns every clock those
-// checks need (backoff, settle, pool waits, anti-thrashing) and returns
-// plain data: go, or the outcome, why, and when to look again.
+// opt-in asset switched off, a tombstone, a superseded object, and the
+// attempt to read and render an asset at all (Attempt). The gate owns
+// every clock those checks need (backoff, settle, pool waits,
+// anti-thrashing) and returns plain data: go, or the outcome, why, and
+// when to look again.
 //
-// The order (Judge):
-//  1. report-only: nothing is written or deleted, ever (Drifted);
-//  2. settle: a write that changed facts ask for, and that changes the
+// The order (Order; the first check that holds decides):
+//  1. deletion intent: a deletion goes only on a person's or a release's
+//     intent, of an object provably the autopilot's (engine.Guard);
+//  2. report-only: nothing is written or deleted, ever (Drifted);
+//  3. input: an exclusion entry not understood holds what reboots a pool
+//     or changes remediation (Invalid);
+//  4. dependency: a write waits for the write it goes with
+//     (MissingDependency);
+//  5. backoff: after a failure, nothing of the asset (or tombstone) is
+//     read or sent until its backoff expires (Failed);
+//  6. settle: a write that changed facts ask for, and that changes the
 //     object, waits for them to hold (Settling);
-//  3. fact budget: a fact-driven write that reboots a pool goes at most
+//  7. fact budget: a fact-driven write that reboots a pool goes at most
 //     FactRolloutBudget times per FactRolloutWindow per object, counted
 //     on the object itself (Staged);
-//  4. disruption window: a write that reboots a pool goes only while the
+//  8. disruption window: a write that reboots a pool goes only while the
 //     HCO's window is open, or when it has none (Staged);
-//  5. busy pools: a write that reboots a pool waits while any pool it
+//  9. busy pools: a write that reboots a pool waits while any pool it
 //     reaches is rolling or not yet judged by MCO, or the pools cannot be
 //     read (until at rest), or is degraded or has a node not ready (at
 //     most PoolBusyBound) (Settling);
-//  6. anti-thrashing: a correction, merge or re-creation takes a token
+//  10. write budget: a correction, merge or re-creation takes a token
 //     from the object's bucket (Throttled).
 //
 // What a write reaches is computed by one function for every path
 // (engine.DisruptionOf for a decision's object, engine.RemovalDisruption
 // for a deletion, both over the pools' selectors). Information that is
-// missing holds: pools that cannot be read, a window not understood.
+// missing holds: pools that cannot be read, a window not understood, a
+// deletion without the object it deletes.
 package gate
 
 import (
@@ -69,6 +80,10 @@ const (
 	// carries now (catalog Replaces), when that object is already in
 	// place; otherwise the deletion goes with its write, judged as one.
 	Supersede Op = "superseded delete"
+	// Attempt reads and renders an asset, or sends something no other
+	// check concerns (a tombstone's read, the fleet status): only its
+	// backoff can hold it (Gate.Attempt).
+	Attempt Op = "attempt"
 )
 
 // Deletes reports whether op removes its object.
@@ -104,6 +119,12 @@ type Write struct {
 	// Waits, when set, is why the write waits for another (the object
 	// that carries its settings): the planner's dependency.
 	Waits string
+	// Live is the object a deletion removes: the deletion intent check
+	// judges it (nil holds).
+	Live *unstructured.Unstructured
+	// Retry names the backoff the write is paced by after a failure: its
+	// asset's, or its tombstone's ("" none).
+	Retry string
 	// Drift and Opponents describe a correction, for messages.
 	Drift     []string
 	Opponents []string
@@ -203,11 +224,24 @@ func (g *Gate) Peek(rc *rendercontext.RenderContext, w Write) Verdict {
 // Order names the gate's checks in the order Judge asks them: the first
 // that holds decides the outcome. docs/reliability.md documents it; the
 // gate's tests pin every pair.
-var Order = []string{"report-only", "input", "dependency", "settle", "fact budget", "window", "pools", WriteBudget}
+//
+// Deletion intent comes before report-only: a deletion the guard refuses
+// is no change a report-only autopilot would make, so it is reported as
+// kept, not as "would delete".
+var Order = []string{Intent, "report-only", "input", "dependency", Backoff, "settle", "fact budget", "window", "pools", WriteBudget}
 
-// WriteBudget is the last check: a correction, merge or re-creation takes
-// a token from its object's bucket.
-const WriteBudget = "write budget"
+// The checks callers tell apart by name.
+const (
+	// Intent: a deletion the guard refuses (not provably the
+	// autopilot's, not intended): the object is kept (Verdict.Kept).
+	Intent = "deletion intent"
+	// Backoff: the asset's (or tombstone's) last attempt failed and its
+	// backoff has not expired.
+	Backoff = "backoff"
+	// WriteBudget is the last check: a correction, merge or re-creation
+	// takes a token from its object's bucket.
+	WriteBudget = "write budget"
+)
 
 // judgement is one pass of the checks over one write.
 type judgement struct {
@@ -225,9 +259,11 @@ type check func(j *judgement) (Verdict, bool)
 
 // checks are the rules, by name (Order gives their order).
 var checks = map[string]check{
+	Intent:        (*judgement).intent,
 	"report-only": (*judgement).reportOnly,
 	"input":       (*judgement).input,
 	"dependency":  (*judgement).dependency,
+	Backoff:       (*judgement).backoff,
 	"settle":      (*judgement).settle,
 	"fact budget": (*judgement).factBudget,
 	"window":      (*judgement).window,
@@ -246,6 +282,44 @@ func (g *Gate) judge(rc *rendercontext.RenderContext, w Write, take bool) Verdic
 	v := Verdict{Go: true, FactRollouts: j.record}
 	v.Took = take && w.Op.Budgeted()
 	return v
+}
+
+// intent: a deletion goes only on intent, of an object provably the
+// autopilot's, judged on this view of the HCO (engine.Guard: its
+// activation, exclusions and lifecycle; the object's label, field manager,
+// mode, adoption, sharing, and for an obsolete object a person's
+// customization). A deletion without its object, or without a view of the
+// HCO, holds. The object is kept (Retained; Verdict.Kept).
+func (j *judgement) intent() (Verdict, bool) {
+	if !j.w.Op.Deletes() {
+		return Verdict{}, false
+	}
+	why := "what it would delete, or the HyperConverged it would be judged on, is unknown"
+	if j.w.Live != nil && j.rc != nil {
+		guard := engine.GuardFor(j.rc)
+		if j.w.Op != SwitchOff {
+			guard = guard.ForTombstones() // a release's intent, not a person's
+		}
+		var ok bool
+		if ok, why = guard.MayDelete(j.w.Live); ok {
+			return Verdict{}, false
+		}
+	}
+	return Verdict{Outcome: engine.Retained, Reason: why}, true
+}
+
+// backoff: after a failure, nothing of the asset (or tombstone) is read or
+// sent until its backoff expires, whatever woke the reconcile (Failed).
+func (j *judgement) backoff() (Verdict, bool) {
+	if j.w.Retry == "" {
+		return Verdict{}, false
+	}
+	left, held := j.g.retries.held(j.w.Retry)
+	if !held {
+		return Verdict{}, false
+	}
+	return Verdict{Outcome: engine.Failed, RetryAfter: left,
+		Reason: fmt.Sprintf("its last attempt failed; tried again in %s", left.Round(time.Second))}, true
 }
 
 // reportOnly: nothing is written or deleted, ever (Drifted).
@@ -351,6 +425,16 @@ func (j *judgement) budget() (Verdict, bool) {
 	return Verdict{}, false
 }
 
+// Kept reports whether v keeps the object a deletion would remove: the
+// deletion is not intended, or not provably the autopilot's to make.
+func (v Verdict) Kept() bool { return !v.Go && v.Check == Intent }
+
+// Attempt judges whether key (an asset, a tombstone, a step of the
+// reconcile) may be tried now: held only by its backoff after a failure.
+func (g *Gate) Attempt(key string) Verdict {
+	return g.judge(nil, Write{Op: Attempt, Retry: key}, false)
+}
+
 // Held is res as the write v did not let go leaves it: v's outcome, why
 // (after what, when set), when to look again, and the annotation not
 // understood behind an Invalid. Every path maps a held verdict here.
@@ -437,9 +521,6 @@ func (g *Gate) Failed(key string) time.Duration { return g.retries.failed(key) }
 // Succeeded ends key's backoff.
 func (g *Gate) Succeeded(key string) { g.retries.succeeded(key) }
 
-// BackingOff reports how long key must still wait after its last failure.
-func (g *Gate) BackingOff(key string) (time.Duration, bool) { return g.retries.held(key) }
-
 // Throttled counts objects whose budget is spent (a metric).
 func (g *Gate) Throttled() int { return g.throttle.Throttled() }
 
@@ -483,7 +564,7 @@ func ForDecision(d *engine.Decision, op Op, drift, opponents []string) Write {
 	w := Write{Op: op, ID: engine.Identity(d.Desired), Disruption: engine.DisruptionOf(d),
 		ReportOnly: d.ReportOnly, Drift: drift, Opponents: opponents, Sensitive: sensitive(d.Desired), Waits: d.Waits}
 	if d.Asset != nil {
-		w.Asset = d.Asset.Name
+		w.Asset, w.Retry = d.Asset.Name, d.Asset.Name
 		w.Sensitive = w.Sensitive || engine.Settles(d.Asset, d.Desired.GetKind())
 	}
 	unknownMove := d.PoolsUnknown && engine.MayMovePools(d.Desired.GetKind(), drift)
@@ -513,10 +594,26 @@ func ForDecision(d *engine.Decision, op Op, drift, opponents []string) Write {
 // ForRemoval describes the deletion of live by op (SwitchOff, Tombstone;
 // asset "" for a tombstone), judged on rc's pools.
 func ForRemoval(rc *rendercontext.RenderContext, op Op, asset string, live *unstructured.Unstructured, reportOnly bool) Write {
-	w := Write{Op: op, ID: engine.Identity(live), Asset: asset, Disruption: engine.RemovalDisruption(rc, live), ReportOnly: reportOnly}
+	w := Write{Op: op, ID: engine.Identity(live), Asset: asset, Disruption: engine.RemovalDisruption(rc, live), ReportOnly: reportOnly,
+		Live: live, Retry: asset}
+	if asset == "" {
+		w.Retry = TombstoneRetry(w.ID)
+	}
 	w.Sensitive = sensitive(live) || w.Disruption.Reboot || len(w.Disruption.Actions) > 0
 	return w
 }
+
+// Riding is w, the deletion that goes with a write the gate let go (a
+// superseded object deleted with its replacement's write): its
+// disruption, input, settle and backoff were judged with that write, so
+// only the deletion intent and report-only remain to ask.
+func Riding(w Write) Write {
+	w.Disruption, w.Sensitive, w.Retry, w.Waits = engine.Disruption{}, false, "", ""
+	return w
+}
+
+// TombstoneRetry is the backoff key of the tombstone of the object id.
+func TombstoneRetry(id string) string { return "tombstone " + id }
 
 // sensitive: u's kind reboots a pool or changes remediation, whatever
 // the asset (a tombstone has none).

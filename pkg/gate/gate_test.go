@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -76,19 +77,31 @@ const (
 	workerLagging       state = "worker pool changed since MCO judged it"
 	workerRendering     state = "worker pool rendered, its nodes not yet told"
 	workerPaused        state = "worker pool paused with a render pending"
+	adopted             state = "the object predates the autopilot (adopted)"
+	backingOff          state = "the last attempt failed, its backoff running"
 )
 
 var states = []state{atRest, windowOpen, windowClosed, windowInvalid, workerUpdating, workerDegraded, poolsUnreadable,
 	customPoolBusy, masterBusy, factChangesObject, factKeepsObject, reportOnly, budgetSpent, refusedBefore, windowClosedPoolBad, factRolloutsSpent,
-	workerUnreported, workerLagging, workerRendering, workerPaused}
+	workerUnreported, workerLagging, workerRendering, workerPaused, adopted, backingOff}
 
 // oracle: what the product promises for one combination ("" is: the write
-// goes now).
+// goes now). Drifted (report-only) and Retained (a deletion not provably
+// the autopilot's) are answers, not waits: a change of the HCO or the
+// object wakes the reconcile, so they carry no deadline.
 func oracle(p path, k kind, s state) engine.Outcome {
+	deletes := p == switchOff || p == tombstoneDel || p == supersede
+	if deletes && s == adopted {
+		// Deleted only when provably the autopilot's: kept, whatever else.
+		return engine.Retained
+	}
 	if s == reportOnly {
 		return engine.Drifted // nothing is ever written or deleted
 	}
-	deletes := p == switchOff || p == tombstoneDel || p == supersede
+	if s == backingOff {
+		// After a failure nothing of it is sent until its backoff ends.
+		return engine.Failed
+	}
 	// Creation and deletion always reboot a MachineConfig's pools; a
 	// restart-only policy covers corrections only; metadata reaches no node.
 	reachesNodes := k != none && (p == create || p == recreate || deletes || ((p == correctSpec || p == sharedMerge) && k == reboot))
@@ -211,13 +224,26 @@ func object(k kind) *unstructured.Unstructured {
 		u.SetKind("ConfigMap")
 		u.SetNamespace("ns")
 		u.SetName("cm")
-		return u
+		return applied(u)
 	}
 	u.SetAPIVersion("machineconfiguration.openshift.io/v1")
 	u.SetKind("MachineConfig")
 	u.SetName("50-kubevirt-thing")
 	u.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": "worker",
 		annotations.ManagedByLabel: annotations.ManagedByValue})
+	return applied(u)
+}
+
+// applied is u as the autopilot's apply leaves it: provably its own (its
+// label, its field manager's Apply entry).
+func applied(u *unstructured.Unstructured) *unstructured.Unstructured {
+	labels := u.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[annotations.ManagedByLabel] = annotations.ManagedByValue
+	u.SetLabels(labels)
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: annotations.FieldManager, Operation: metav1.ManagedFieldsOperationApply}})
 	return u
 }
 
@@ -226,6 +252,9 @@ func object(k kind) *unstructured.Unstructured {
 // gate.ForRemoval for a deletion).
 func write(p path, k kind, s state, rc *rendercontext.RenderContext) gate.Write {
 	obj := object(k)
+	if s == adopted {
+		obj.SetAnnotations(map[string]string{annotations.Adopted: "true"})
+	}
 	asset := &catalog.Asset{Name: "thing", Shared: p == sharedMerge}
 	if k != none {
 		asset.Disruption = catalog.DisruptionReboot
@@ -261,7 +290,7 @@ func write(p path, k kind, s state, rc *rendercontext.RenderContext) gate.Write 
 	}
 	if op == gate.Correct {
 		live := obj.DeepCopy()
-		if k != none {
+		if k != none && s != adopted {
 			live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: settle.Scheme + "A", Object: "X", Intent: "I"}.Stamp()})
 			if s == factRolloutsSpent {
 				live.SetAnnotations(map[string]string{annotations.Facts: settle.Print{Facts: settle.Scheme + "A", Object: "X", Intent: "I"}.Stamp(),
@@ -298,6 +327,9 @@ func TestGateAgainstTheOracle(t *testing.T) {
 					g.Observe(w.Asset, settle.Print{Facts: settle.Scheme + "B", Object: "Y", Intent: "I"})
 					clock = monday
 				}
+				if s == backingOff {
+					g.Failed(w.Retry) // as the controller records a failed attempt
+				}
 				if s == budgetSpent || s == refusedBefore {
 					// An earlier correction of the same object took the token.
 					prior := w
@@ -320,7 +352,7 @@ func TestGateAgainstTheOracle(t *testing.T) {
 					t.Errorf("%s: went, the product promises %s", name, want)
 				case want != "" && v.Outcome != want:
 					t.Errorf("%s: %s (%s), want %s", name, v.Outcome, v.Reason, want)
-				case want != "" && want != engine.Drifted && (v.RetryAfter <= 0 || v.RetryAfter > time.Hour):
+				case want != "" && want != engine.Drifted && want != engine.Retained && (v.RetryAfter <= 0 || v.RetryAfter > time.Hour):
 					t.Errorf("%s: every wait has a deadline within the resync: retry after %s", name, v.RetryAfter)
 				case want != "" && v.Reason == "":
 					t.Errorf("%s: a held write says why", name)

@@ -25,19 +25,22 @@ var holds = map[string]struct {
 	outcome engine.Outcome
 	says    string
 }{
-	"report-only":  {engine.Drifted, "report-only"},
-	"input":        {engine.Invalid, annotations.DisabledResources},
-	"dependency":   {engine.MissingDependency, "carrier"},
-	"settle":       {engine.Settling, "it renders from changed"},
-	"fact budget":  {engine.Staged, annotations.FactRollouts},
-	"window":       {engine.Staged, "window"},
-	"pools":        {engine.Settling, "MachineConfigPool"},
-	"write budget": {engine.Throttled, "write budget"},
+	"deletion intent": {engine.Retained, "adopted"},
+	"backoff":         {engine.Failed, "last attempt failed"},
+	"report-only":     {engine.Drifted, "report-only"},
+	"input":           {engine.Invalid, annotations.DisabledResources},
+	"dependency":      {engine.MissingDependency, "carrier"},
+	"settle":          {engine.Settling, "it renders from changed"},
+	"fact budget":     {engine.Staged, annotations.FactRollouts},
+	"window":          {engine.Staged, "window"},
+	"pools":           {engine.Settling, "MachineConfigPool"},
+	"write budget":    {engine.Throttled, "write budget"},
 }
 
 // scene builds a gate and one correction of a worker MachineConfig (it
 // reboots the pool, settles, spends the budget) on which exactly the
-// checks in on hold.
+// checks in on hold; with the deletion intent check on, the switch-off
+// deletion of that object, which predates the autopilot (adopted).
 func scene(t *testing.T, on map[string]bool) (*gate.Gate, *rendercontext.RenderContext, gate.Write) {
 	t.Helper()
 	clock := monday.Add(-time.Hour)
@@ -81,6 +84,16 @@ func scene(t *testing.T, on map[string]bool) (*gate.Gate, *rendercontext.RenderC
 		d.Waits = "it replaces asset old, whose carrier's write is held" // the planner's
 	}
 	w := gate.ForDecision(d, gate.Correct, []string{"/spec/config"}, []string{"kubectl-edit"})
+	if on[gate.Intent] {
+		la[annotations.Adopted] = "true"
+		live.SetAnnotations(la)
+		waits := w.Waits
+		w = gate.ForRemoval(rc, gate.SwitchOff, "thing", live, on["report-only"])
+		w.Waits = waits
+	}
+	if on[gate.Backoff] {
+		g.Failed(w.Retry) // its last attempt failed a moment ago
+	}
 	if on["write budget"] {
 		// An earlier correction of the same object took the token.
 		prior := gate.Write{Op: gate.Correct, ID: w.ID}
@@ -123,7 +136,12 @@ func TestEveryCheckHoldsAlone(t *testing.T) {
 }
 
 // documented is the order docs/architecture.md gives.
-var documented = []string{"report-only", "input", "dependency", "settle", "fact budget", "window", "pools", "write budget"}
+var documented = []string{"deletion intent", "report-only", "input", "dependency", "backoff", "settle", "fact budget", "window", "pools", "write budget"}
+
+// writesOnly are the checks that never concern a deletion (it neither
+// settles nor spends a budget): they cannot hold together with the
+// deletion intent check.
+var writesOnly = map[string]bool{"settle": true, "fact budget": true, "write budget": true}
 
 // The gate's table is the documented order (the pairs below judge the
 // behaviour, whatever the table says).
@@ -140,6 +158,9 @@ func TestOrderIsDocumented(t *testing.T) {
 func TestOrderOfEveryPair(t *testing.T) {
 	for i, first := range documented {
 		for _, second := range documented[i+1:] {
+			if first == gate.Intent && writesOnly[second] {
+				continue
+			}
 			g, rc, w := scene(t, map[string]bool{first: true, second: true})
 			if v := g.Peek(rc, w); v.Go || decidedBy(v) != first {
 				t.Errorf("peek, %s and %s hold: decided by %s (%s: %s)", first, second, decidedBy(v), v.Outcome, v.Reason)
@@ -151,11 +172,9 @@ func TestOrderOfEveryPair(t *testing.T) {
 			if second == "write budget" || first == "write budget" {
 				continue
 			}
-			// A held write took no token: once the holds are gone, it goes.
-			g2, rc2, w2 := scene(t, nil)
-			g2.Judge(rc, w)
-			if v := g2.Judge(rc2, w2); !v.Go {
-				t.Errorf("%s and %s held it, then it could not go: %+v", first, second, v)
+			// A held write took no token: its bucket is as full as before.
+			if st := g.ThrottleState(w.ID); st.Tokens != 1 || st.Throttled {
+				t.Errorf("%s and %s held it, yet its budget was spent: %+v", first, second, st)
 			}
 		}
 	}
@@ -187,7 +206,12 @@ func TestExclusionNotUnderstoodHoldsEveryPath(t *testing.T) {
 				v := g.Judge(rc, w)
 				held := unsure && k != none
 				name := fmt.Sprintf("%q %s/%s", entry, p, k)
+				// An entry that names the object keeps it from a deletion.
+				kept := entry == "ConfigMap/ns/cm" && k == none && w.Op.Deletes()
 				switch {
+				case kept && !v.Kept():
+					t.Errorf("%s: an object its exclusion names is deleted: %+v", name, v)
+				case kept:
 				case held && (v.Go || v.Outcome != engine.Invalid || v.Annotation != annotations.DisabledResources || v.RetryAfter <= 0):
 					t.Errorf("%s: want held Invalid naming the annotation: %+v", name, v)
 				case !held && !v.Go:

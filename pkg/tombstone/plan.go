@@ -41,8 +41,8 @@ func PlanContext(rc *rendercontext.RenderContext, tombs []Tombstone, act engine.
 
 // WouldDelete is a preview's answer to which objects the tombstones phase
 // deletes now (it deletes nothing itself): an object a tombstone not
-// carried by an asset names, that the deletion guard allows and the gate
-// lets go (g knows the catalog; its clocks start now).
+// carried by an asset names, that the gate lets go (its deletion intent
+// check first; g knows the catalog; its clocks start now).
 func WouldDelete(rc *rendercontext.RenderContext, tombs []Tombstone, g *gate.Gate) func(*unstructured.Unstructured) bool {
 	alone := map[string]bool{}
 	for _, t := range tombs {
@@ -50,12 +50,8 @@ func WouldDelete(rc *rendercontext.RenderContext, tombs []Tombstone, g *gate.Gat
 			alone[t.Key()] = true
 		}
 	}
-	guard := engine.GuardFor(rc).ForTombstones()
 	return func(o *unstructured.Unstructured) bool {
 		if !alone[engine.Identity(o)] {
-			return false
-		}
-		if ok, _ := guard.MayDelete(o); !ok {
 			return false
 		}
 		return g.Judge(rc, gate.ForRemoval(rc, gate.Tombstone, "", o, false)).Go

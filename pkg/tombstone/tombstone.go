@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/apply"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 )
 
 // CarriedByAnnotation is set on a tombstone manifest to name the catalog
@@ -110,7 +111,8 @@ type Result struct {
 type Backoff interface {
 	Failed(key string) time.Duration
 	Succeeded(key string)
-	BackingOff(key string) (time.Duration, bool)
+	// Attempt is the gate's answer to whether key may be tried now.
+	Attempt(key string) gate.Verdict
 }
 
 // Reaper processes tombstones at no API cost in steady state:
@@ -147,42 +149,36 @@ type skip struct {
 // Recheck is how long a skipped object of an unwatched kind is not read again.
 var Recheck = time.Minute
 
-// Reap processes every tombstone under the one deletion rule: guard
-// first; confirm (may be nil) only when guard allows a deletion (the
-// controller answers with a fresh read of the HCO). Failures are
-// reported, never fatal.
-//
-// The guard judges obsolete objects (Guard.ForTombstones): a person's
-// customization keeps one. hold (may be nil) is asked last, just before a
-// DELETE: a deletion that reboots a pool outside the disruption window, or
-// while the pool is rolling, is left for a later pass (Skipped, not
-// remembered).
-func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone, guard engine.Guard, confirm func(context.Context) (engine.Guard, error), hold Hold) []Result {
-	guard = guard.ForTombstones()
+// Reap processes every tombstone; failures are reported, never fatal.
+// Whether an object found may be deleted, and when, is hold's alone (the
+// controller's gate: deletion intent, report-only, input, dependency,
+// window, pools); with no hold nothing is deleted.
+func (r *Reaper) Reap(ctx context.Context, tombstones []Tombstone, hold Hold) []Result {
 	out := make([]Result, 0, len(tombstones))
 	for _, t := range tombstones {
-		out = append(out, r.reapOne(ctx, t, guard, confirm, hold))
+		out = append(out, r.reapOne(ctx, t, hold))
 	}
 	return out
 }
 
-// Hold says what the deletion of live does to nodes, and whether it must
-// wait, and why (the controller asks its gate).
-type Hold func(live *unstructured.Unstructured) (dis engine.Disruption, why string, held bool)
+// Hold judges the deletion of live: what it does to nodes, and the
+// gate's verdict (err: the verdict could not be reached, e.g. the HCO
+// could not be re-read; nothing is deleted).
+type Hold func(live *unstructured.Unstructured) (engine.Disruption, gate.Verdict, error)
 
-func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, confirm func(context.Context) (engine.Guard, error), hold Hold) Result {
+func (r *Reaper) reapOne(ctx context.Context, t Tombstone, hold Hold) Result {
 	if r.Backoff == nil {
-		return r.try(ctx, t, guard, confirm, hold)
+		return r.try(ctx, t, hold)
 	}
-	key := "tombstone " + t.Key()
+	key := gate.TombstoneRetry(t.Key())
 	r.mu.Lock()
 	prev, failing := r.failed[t.Key()]
 	r.mu.Unlock()
-	if left, held := r.Backoff.BackingOff(key); held && failing {
-		prev.RetryAfter = left
+	if v := r.Backoff.Attempt(key); !v.Go && failing {
+		prev.RetryAfter = v.RetryAfter
 		return prev // not read, not sent: its last failure stands
 	}
-	res := r.try(ctx, t, guard, confirm, hold)
+	res := r.try(ctx, t, hold)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if res.Status == Error {
@@ -198,8 +194,8 @@ func (r *Reaper) reapOne(ctx context.Context, t Tombstone, guard engine.Guard, c
 	return res
 }
 
-// try reads t's object and deletes it when the guard and hold allow.
-func (r *Reaper) try(ctx context.Context, t Tombstone, guard engine.Guard, confirm func(context.Context) (engine.Guard, error), hold Hold) Result {
+// try reads t's object and deletes it when hold lets it go.
+func (r *Reaper) try(ctx context.Context, t Tombstone, hold Hold) Result {
 	res := Result{Tombstone: t}
 	gvk := t.Object.GroupVersionKind()
 	reader := r.Reader
@@ -224,40 +220,31 @@ func (r *Reaper) try(ctx context.Context, t Tombstone, guard engine.Guard, confi
 		res.Status, res.Reason, res.Err = Error, err.Error(), err
 		return res
 	}
-	if ok, why := guard.MayDelete(live); !ok {
-		res.Status, res.Reason = Skipped, "may not delete: "+why
+	if hold == nil {
+		res.Status, res.Reason = Skipped, "waits: nothing judges its deletion"
+		return res
+	}
+	dis, v, err := hold(live)
+	switch {
+	case err != nil:
+		res.Status, res.Reason, res.Err = Error, err.Error(), err
+		return res
+	case v.Kept():
+		res.Status, res.Reason = Skipped, "may not delete: "+v.Reason
 		if !watched {
 			r.rememberSkip(t.Key(), res)
 		}
 		return res
+	case !v.Go:
+		res.Status, res.Reason, res.Disruption = Skipped, "waits: "+v.Reason, dis
+		return res
 	}
-	if confirm != nil {
-		var err error
-		if guard, err = confirm(ctx); err != nil {
-			res.Status, res.Reason, res.Err = Error, err.Error(), err
-			return res
-		}
-		guard = guard.ForTombstones()
-	}
-	var dis engine.Disruption
-	if hold != nil {
-		var why string
-		var held bool
-		if dis, why, held = hold(live); held {
-			res.Status, res.Reason, res.Disruption = Skipped, "waits: "+why, dis
-			return res
-		}
-	}
-	deleted, why, err := apply.Delete(ctx, r.Writer, guard, live)
-	switch {
-	case err != nil:
+	if err := apply.Delete(ctx, r.Writer, live); err != nil {
 		res.Status, res.Reason, res.Err, res.Disruption = Error, err.Error(), err, dis
-	case !deleted:
-		res.Status, res.Reason = Skipped, "may not delete: "+why
-	default:
-		r.markGone(t.Key())
-		res.Status, res.Deleted, res.Live, res.Disruption = Gone, true, live, dis
+		return res
 	}
+	r.markGone(t.Key())
+	res.Status, res.Deleted, res.Live, res.Disruption = Gone, true, live, dis
 	return res
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 )
 
 func TestLoad(t *testing.T) {
@@ -59,7 +60,7 @@ func TestReapReadsUnwatchedKindsOnce(t *testing.T) {
 	direct, cached := &countingReader{}, &countingReader{}
 	r := &Reaper{Cache: cached, Reader: direct, Watched: func(schema.GroupVersionKind) bool { return false }}
 	for i := 0; i < 3; i++ {
-		if res := r.Reap(context.Background(), ts, engine.Guard{}, nil, nil); res[0].Status != Gone || res[0].Deleted {
+		if res := r.Reap(context.Background(), ts, nil); res[0].Status != Gone || res[0].Deleted {
 			t.Fatalf("%+v", res[0])
 		}
 	}
@@ -70,8 +71,8 @@ func TestReapReadsUnwatchedKindsOnce(t *testing.T) {
 	// A watched kind is read from the label-filtered cache every time (no
 	// request): a miss there means nothing deletable exists.
 	r = &Reaper{Cache: cached, Reader: direct, Watched: func(schema.GroupVersionKind) bool { return true }}
-	r.Reap(context.Background(), ts, engine.Guard{}, nil, nil)
-	r.Reap(context.Background(), ts, engine.Guard{}, nil, nil)
+	r.Reap(context.Background(), ts, nil)
+	r.Reap(context.Background(), ts, nil)
 	if direct.n != 1 || cached.n != 2 {
 		t.Fatalf("direct %d cached %d", direct.n, cached.n)
 	}
@@ -94,8 +95,11 @@ type fakeBackoff struct{ failed map[string]int }
 
 func (b *fakeBackoff) Failed(key string) time.Duration { b.failed[key]++; return time.Minute }
 func (b *fakeBackoff) Succeeded(key string)            { delete(b.failed, key) }
-func (b *fakeBackoff) BackingOff(key string) (time.Duration, bool) {
-	return time.Minute, b.failed[key] > 0
+func (b *fakeBackoff) Attempt(key string) gate.Verdict {
+	if b.failed[key] > 0 {
+		return gate.Verdict{Outcome: engine.Failed, RetryAfter: time.Minute}
+	}
+	return gate.Verdict{Go: true}
 }
 
 // A tombstone whose read or deletion failed waits for its backoff: its
@@ -109,7 +113,7 @@ func TestReapFailureWaitsForItsBackoff(t *testing.T) {
 	reads, b := &failingReader{}, &fakeBackoff{failed: map[string]int{}}
 	r := &Reaper{Cache: reads, Reader: reads, Watched: func(schema.GroupVersionKind) bool { return false }, Backoff: b}
 	for i := 0; i < 3; i++ {
-		res := r.Reap(context.Background(), ts, engine.Guard{}, nil, nil)
+		res := r.Reap(context.Background(), ts, nil)
 		if res[0].Status != Error || res[0].RetryAfter != time.Minute || !apierrors.IsForbidden(res[0].Err) {
 			t.Fatalf("pass %d: %+v", i, res[0])
 		}
@@ -119,7 +123,7 @@ func TestReapFailureWaitsForItsBackoff(t *testing.T) {
 	}
 	b.failed = map[string]int{} // the backoff is over
 	r.Reader, r.Cache = &countingReader{}, &countingReader{}
-	if res := r.Reap(context.Background(), ts, engine.Guard{}, nil, nil); res[0].Status != Gone {
+	if res := r.Reap(context.Background(), ts, nil); res[0].Status != Gone {
 		t.Fatalf("after the backoff: %+v", res[0])
 	}
 }
