@@ -124,13 +124,13 @@ verify: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
 
-## image: the OCI image as an OCI layout in $(IMAGE_OUT), built from Go modules without a container engine (hack/image: both static binaries, non-root, entrypoint the cluster binary, labels); test/image opens it and runs it
+## image: the OCI image $(IMG) as an OCI layout in $(IMAGE_OUT), built from Go modules without a container engine (hack/image: both static binaries, non-root, entrypoint the cluster binary, labels); test/image opens it and runs it
 IMAGE_OUT ?= _output/image
 image:
 	@mkdir -p _output/image-bin
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o _output/image-bin/virt-platform-autopilot ./cmd/virt-platform-autopilot
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o _output/image-bin/virt-platform-autopilot-cluster ./cmd/virt-platform-autopilot-cluster
-	cd hack/image && $(GO) run . -bin $(abspath _output/image-bin) -out $(abspath $(IMAGE_OUT)) -ref virt-platform-autopilot:$(VERSION) -version $(VERSION) -commit $(COMMIT)
+	cd hack/image && $(GO) run . -bin $(abspath _output/image-bin) -out $(abspath $(IMAGE_OUT)) -ref $(IMG) -version $(VERSION) -commit $(COMMIT)
 
 ## docker-build: the image $(IMG) with $(CONTAINER_TOOL)
 docker-build:

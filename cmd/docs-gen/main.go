@@ -248,9 +248,35 @@ func switches(cat *catalog.Catalog) []string {
 // readmeTable is the feature table: what an admin can turn on, how mature
 // it is, and what each asset writes (and reboots).
 func readmeTable(cat *catalog.Catalog, rows []row) string {
+	reboots := map[string]bool{}
+	for _, r := range rows {
+		if r.asset.Disruption == catalog.DisruptionReboot {
+			reboots[r.asset.Name] = true
+		}
+	}
+	var always, optIn, rolling []string
+	for _, f := range cat.Features {
+		name := "`" + f.Name + "`"
+		switch {
+		case f.Switch == "":
+			always = append(always, name)
+		case f.SwitchAnnotation() == "platform.kubevirt.io/enable-"+f.Name:
+			optIn = append(optIn, name)
+		default:
+			optIn = append(optIn, name+" (`"+f.SwitchAnnotation()+"`)")
+		}
+		for _, m := range f.Members {
+			if reboots[m] {
+				rolling = append(rolling, name)
+				break
+			}
+		}
+	}
 	var b strings.Builder
-	b.WriteString(featureTable(cat, rows))
-	b.WriteString("\nEvery asset, its object and when it is active: [docs/assets.md](docs/assets.md). ")
+	fmt.Fprintf(&b, "%d features. Always on: %s.\n\n", len(cat.Features), strings.Join(always, ", "))
+	fmt.Fprintf(&b, "Opt-in, each turned on by `platform.kubevirt.io/enable-<feature>: \"true\"` on the HCO unless named: %s.\n\n", strings.Join(optIn, ", "))
+	fmt.Fprintf(&b, "Those that reboot a pool when they write: %s.\n\n", strings.Join(rolling, ", "))
+	b.WriteString("Each feature's assets, maturity and what it does: [docs/assets.md](docs/assets.md#features). ")
 	b.WriteString("On a cluster, `render --output features` and `/debug/features` add each feature's state ")
 	b.WriteString("(active, off, waiting, not-applicable, hosted, excluded, paused, degraded) and the reason.\n")
 	return b.String()

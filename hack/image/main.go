@@ -112,7 +112,7 @@ func build(bin, out, ref, version, commit string) error {
 		"summary":             "Turns OpenShift Virtualization into a managed platform",
 		"io.k8s.display-name": "Virt Platform Autopilot",
 		"io.openshift.tags":   "virtualization,kubevirt",
-		"io.k8s.description":  "Annotations on the HyperConverged resource drive it; node changes wait for the admin's disruption window.",
+		"io.k8s.description":  "Annotations on the HyperConverged resource drive it; writes that reboot nodes go at once unless the HyperConverged sets a disruption window.",
 	}
 	if img, err = mutate.ConfigFile(img, cfg); err != nil {
 		return err
@@ -124,5 +124,15 @@ func build(bin, out, ref, version, commit string) error {
 	if err != nil {
 		return err
 	}
-	return p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": ref}))
+	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": ref})); err != nil {
+		return err
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	// What was built, and the next step: this program pushes nothing.
+	fmt.Printf("wrote image %s (%s) as an OCI layout in %s\npush it with: skopeo copy oci:%s docker://%s   (or: crane push %s %s)\n",
+		ref, digest, out, out, ref, out, ref)
+	return nil
 }

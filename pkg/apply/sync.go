@@ -240,10 +240,14 @@ func (s *Syncer) apply(ctx context.Context, d *engine.Decision, res engine.Resul
 		s.setVerified(engine.Identity(d.Desired), s.stamp(d))
 		return engine.Result{Outcome: engine.Unchanged, Drift: res.Drift}
 	}
-	if d.Live == nil {
+	switch {
+	case d.Live == nil:
 		res.Reason = "created"
-	} else {
+	case len(res.Opponents) > 0:
 		res.Reason = "corrected " + strings.Join(res.Drift, ", ")
+	default:
+		// Nobody else holds those fields: what it renders changed.
+		res.Reason = "updated " + strings.Join(res.Drift, ", ")
 	}
 	return res
 }

@@ -226,7 +226,9 @@ func toYAML2(a, b *unstructured.Unstructured) (string, string) {
 }
 
 func forDiff(u *unstructured.Unstructured) map[string]any {
-	c := redact.Object(u).DeepCopy()
+	c := u.DeepCopy()
+	decodeFiles(c) // before redaction: a credential in a file's text is redacted too
+	c = redact.Object(c).DeepCopy()
 	for _, f := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"} {
 		unstructured.RemoveNestedField(c.Object, "metadata", f)
 	}

@@ -191,3 +191,20 @@ assets:
 		t.Errorf("an unknown report is refused: %v", err)
 	}
 }
+
+// The REBOOTS column names the pools of the assets the autopilot writes,
+// as status shows them: an excluded master asset reboots nothing.
+func TestTableRebootsOnlyWhatIsWritten(t *testing.T) {
+	var b strings.Builder
+	err := features.WriteTable(&b, []features.Status{{Name: "psi", State: features.Active, Assets: []features.AssetStatus{
+		{Name: "psi-enable", Outcome: string(engine.Unchanged), Disruption: "reboots pool worker"},
+		{Name: "psi-enable-master", Outcome: string(engine.Excluded), Disruption: "reboots pool master"},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Split(b.String(), "\n")[1]
+	if !strings.Contains(line, "pool worker") || strings.Contains(line, "master") {
+		t.Fatalf("%q", line)
+	}
+}

@@ -6,7 +6,15 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 )
+
+// writesNothing are the outcomes of an asset the autopilot does not write
+// (nor will, until a person or the cluster changes): its pools are not
+// among those the feature reboots.
+var writesNothing = map[engine.Outcome]bool{engine.Excluded: true, engine.Inactive: true, engine.Unmanaged: true,
+	engine.Paused: true, engine.Retained: true, engine.NodePool: true}
 
 // WriteTable writes one line per feature (FEATURE, MATURITY, SWITCH,
 // STATE, the number of ASSETS, the pools a write would REBOOT, REASON),
@@ -24,6 +32,9 @@ func WriteTable(w io.Writer, ss []Status) error {
 		}
 		var pools []string
 		for _, a := range s.Assets {
+			if writesNothing[engine.Outcome(a.Outcome)] {
+				continue // as status shows it: never written, reboots nothing
+			}
 			if p, ok := strings.CutPrefix(a.Disruption, "reboots pool "); ok && !slices.Contains(pools, p) {
 				pools = append(pools, p)
 			}

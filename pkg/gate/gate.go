@@ -415,12 +415,12 @@ func (j *judgement) budget() (Verdict, bool) {
 	}
 	if !j.take {
 		if wait := j.g.throttle.Wait(j.w.ID); wait > 0 {
-			return throttled(j.w, wait), true
+			return j.g.throttled(j.w, wait), true
 		}
 		return Verdict{}, false
 	}
 	if ok, wait := j.g.throttle.Allow(j.w.ID); !ok {
-		return throttled(j.w, wait), true
+		return j.g.throttled(j.w, wait), true
 	}
 	return Verdict{}, false
 }
@@ -527,16 +527,17 @@ func (g *Gate) Throttled() int { return g.throttle.Throttled() }
 // ThrottleState is one object's bucket (the debug view).
 func (g *Gate) ThrottleState(id string) throttle.State { return g.throttle.State(id) }
 
-func throttled(w Write, wait time.Duration) Verdict {
+func (g *Gate) throttled(w Write, wait time.Duration) Verdict {
 	who := "another actor"
 	if len(w.Opponents) > 0 {
 		who = "field manager(s) " + strings.Join(w.Opponents, ", ")
 	}
-	// No remaining time in the message: it stays the same for the whole
-	// episode, so the Thrashing event is recorded once.
+	// No remaining time in the message, only the budget's constant
+	// pace: it stays the same for the whole episode, so the Thrashing
+	// event is recorded once (RetryAfter says when the next write goes).
 	return Verdict{Outcome: engine.Throttled, RetryAfter: wait,
-		Reason: fmt.Sprintf("corrective writes to %s are paused: fields %s, changed by %s, keep changing; writing resumes by itself when the write budget refills",
-			w.ID, strings.Join(w.Drift, ", "), who)}
+		Reason: fmt.Sprintf("corrective writes to %s are paused: fields %s, changed by %s, keep changing; writing resumes by itself as the write budget refills, one write every %s",
+			w.ID, strings.Join(w.Drift, ", "), who, g.throttle.Refill())}
 }
 
 // reportOnly is the verdict on a write report-only holds: Drifted, with

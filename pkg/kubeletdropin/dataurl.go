@@ -3,37 +3,28 @@ package kubeletdropin
 import (
 	"encoding/base64"
 	"fmt"
-	"net/url"
 	"strings"
+
+	"github.com/vincent-petithory/dataurl"
 )
 
 // decodeDataURL reads an Ignition file source: an RFC 2397 data URL,
-// base64 or percent-encoded (the forms MachineConfigs carry); "" is an
+// base64 or percent-encoded (the forms MachineConfigs carry), with the
+// library Ignition and MCO read them with (MCO
+// pkg/controller/common/helpers.go DecodeIgnitionFileContents); "" is an
 // empty file.
 func decodeDataURL(src string) ([]byte, error) {
 	if src == "" {
 		return nil, nil
 	}
-	rest, ok := strings.CutPrefix(src, "data:")
-	if !ok {
+	if !strings.HasPrefix(src, "data:") {
 		return nil, fmt.Errorf("source is not a data URL (a remote source cannot be read here)")
 	}
-	meta, data, ok := strings.Cut(rest, ",")
-	if !ok {
-		return nil, fmt.Errorf("data URL without a comma")
-	}
-	if strings.HasSuffix(meta, ";base64") {
-		b, err := base64.StdEncoding.DecodeString(data)
-		if err != nil {
-			return nil, fmt.Errorf("data URL: %w", err)
-		}
-		return b, nil
-	}
-	s, err := url.PathUnescape(data)
+	d, err := dataurl.DecodeString(src)
 	if err != nil {
 		return nil, fmt.Errorf("data URL: %w", err)
 	}
-	return []byte(s), nil
+	return d.Data, nil
 }
 
 // encodeDataURL writes data as the templates do.

@@ -199,8 +199,14 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 	switch res.Outcome {
 	case engine.Applied:
 		reason := "Created"
-		if d.Live != nil {
+		switch {
+		case d.Live != nil && len(res.Opponents) > 0:
+			// Someone else changed a field it sets: put back.
 			reason = "DriftCorrected"
+		case d.Live != nil:
+			// Nobody else holds the fields it changed: what it renders
+			// changed (a switch, a patch, the facts), not the object.
+			reason = "Updated"
 		}
 		r.event(hco, subject, corev1.EventTypeNormal, reason, res.Reason)
 		switch {

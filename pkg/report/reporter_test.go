@@ -218,3 +218,21 @@ func hcoEvents(c *countingRecorder, asset string) int {
 	}
 	return n
 }
+
+// A write over a live object is DriftCorrected only when someone else
+// changed a field it sets; when what it renders changed (a person's patch
+// on the HCO, a switch), it is Updated.
+func TestCorrectionOrUpdate(t *testing.T) {
+	hco := obj("HyperConverged", "kubevirt-hyperconverged", "hco-uid")
+	d := engine.Decision{Asset: &catalog.Asset{Name: "hco-golden-config"}, Verdict: engine.VerdictIncluded, Live: hco}
+	for want, res := range map[string]engine.Result{
+		"DriftCorrected": {Outcome: engine.Applied, Reason: "corrected /spec/x", Opponents: []string{"kubectl-edit"}},
+		"Updated":        {Outcome: engine.Applied, Reason: "applied /spec/x"},
+	} {
+		rec := &countingRecorder{}
+		New(rec).Asset(context.Background(), hco, &d, res)
+		if len(rec.reasons) == 0 || !strings.HasPrefix(rec.reasons[0], want+"@") {
+			t.Errorf("%v: %v, want %s", res.Opponents, rec.reasons, want)
+		}
+	}
+}

@@ -55,6 +55,9 @@ func New(cfg Config) *Throttle {
 	return &Throttle{cfg: cfg, now: time.Now, buckets: map[string]*bucket{}}
 }
 
+// Refill is how long one more write takes to earn.
+func (t *Throttle) Refill() time.Duration { return t.cfg.Refill }
+
 // Allow takes a token for a write to key. When none is left it returns
 // false and how long until one is.
 func (t *Throttle) Allow(key string) (bool, time.Duration) {

@@ -54,10 +54,12 @@ func TestImage(t *testing.T) {
 		t.Skipf("the image's binaries run on linux/amd64 only")
 	}
 	out := t.TempDir()
-	cmd := exec.Command("make", "--no-print-directory", "image", "IMAGE_OUT="+out, "VERSION=v9.9.9-test")
+	const img = "quay.io/example/virt-platform-autopilot:v9.9.9-test"
+	cmd := exec.Command("make", "--no-print-directory", "image", "IMAGE_OUT="+out, "VERSION=v9.9.9-test", "IMG="+img)
 	cmd.Dir = testenv.RepoRoot()
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("make image: %v\n%s", err, b)
+	built, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make image: %v\n%s", err, built)
 	}
 	if b, err := os.ReadFile(filepath.Join(out, "oci-layout")); err != nil || !strings.Contains(string(b), `"imageLayoutVersion"`) {
 		t.Fatalf("not an OCI image layout: %v %s", err, b)
@@ -67,7 +69,10 @@ func TestImage(t *testing.T) {
 	if err != nil || json.Unmarshal(raw, &index) != nil || len(index.Manifests) != 1 {
 		t.Fatalf("index.json: %v %s", err, raw)
 	}
-	if ref := index.Manifests[0].Annotations["org.opencontainers.image.ref.name"]; ref != "virt-platform-autopilot:v9.9.9-test" {
+	if !strings.Contains(string(built), "wrote image "+img) || !strings.Contains(string(built), "docker://"+img) {
+		t.Errorf("make image names neither what it built nor how to push it:\n%s", built)
+	}
+	if ref := index.Manifests[0].Annotations["org.opencontainers.image.ref.name"]; ref != img {
 		t.Errorf("reference %q", ref)
 	}
 	var manifest struct {
