@@ -14,6 +14,10 @@ import (
 	"syscall"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -21,6 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/cli"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
 	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
 
@@ -92,8 +98,8 @@ func up(dir, autopilot string, progress io.Writer) (*demo, error) {
 	default:
 	}
 	var status bytes.Buffer
-	_ = d.cli(&status, "render", "--kubeconfig", d.kubeconfig, "--output", "status")
-	d.summary = summary(d, status.String(), err == nil, d.metrics, d.probes, d.debug)
+	_ = d.cli(&status, "render", "--kubeconfig", d.kubeconfig, "--output", "json", "--show-excluded")
+	d.summary = summary(d, statusSummary(status.Bytes()), err == nil, d.metrics, d.probes, d.debug)
 	return d, nil
 }
 
@@ -154,6 +160,9 @@ func seed(ctx context.Context, c client.Client, root string) error {
 			return err
 		}
 	}
+	if err := seedDeployment(ctx, c); err != nil {
+		return err
+	}
 	for _, f := range []string{"hco.yaml", "nodes.yaml"} {
 		objs, err := readObjects(filepath.Join(root, "config", "samples", f))
 		if err != nil {
@@ -164,6 +173,35 @@ func seed(ctx context.Context, c client.Client, root string) error {
 				return fmt.Errorf("create %s %s: %w", o.GetKind(), o.GetName(), err)
 			}
 		}
+	}
+	return nil
+}
+
+// seedDeployment creates the autopilot's Deployment object where an
+// install puts it. The demo runs the autopilot as a local process and this
+// control plane runs no pods, so none starts; it is what render reads a
+// cluster's operand images from (gather.Images), so render --kubeconfig
+// --output facts works here as on an installed cluster. The local process
+// has no RELATED_IMAGE_* environment, and neither has this container.
+func seedDeployment(ctx context.Context, c client.Client) error {
+	ns, name, _ := strings.Cut(cli.DefaultDeployment, "/")
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metaName(ns)}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	labels := map[string]string{"app.kubernetes.io/name": "virt-platform-autopilot"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: gather.ManagerContainer,
+					Image: "localhost/virt-platform-autopilot:demo", Args: []string{"run"}}}},
+			},
+		},
+	}
+	if err := c.Create(ctx, d); err != nil {
+		return fmt.Errorf("create Deployment %s: %w", cli.DefaultDeployment, err)
 	}
 	return nil
 }

@@ -1,14 +1,50 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func metaName(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
+
+// statusSummary is the status table folded to what a newcomer reads on
+// one screen: the count per status, the assets it writes, and every asset
+// that neither converged nor was excluded, with its reason. raw is
+// render --output json --show-excluded.
+func statusSummary(raw []byte) string {
+	var entries []preview.Entry
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return fmt.Sprintf("  (the status could not be read: %v)\n", err)
+	}
+	count, names := map[string]int{}, map[string][]string{}
+	var order []string
+	var b strings.Builder
+	for _, e := range entries {
+		if count[e.Status] == 0 {
+			order = append(order, e.Status)
+		}
+		count[e.Status]++
+		names[e.Status] = append(names[e.Status], e.Asset)
+	}
+	var counts []string
+	for _, st := range order {
+		counts = append(counts, fmt.Sprintf("%d %s", count[st], st))
+	}
+	fmt.Fprintf(&b, "  %d assets: %s\n", len(entries), strings.Join(counts, ", "))
+	fmt.Fprintf(&b, "  INCLUDED (written and kept converged): %s\n", strings.Join(names["INCLUDED"], ", "))
+	for _, e := range entries {
+		if e.Status == "INCLUDED" || e.Status == "EXCLUDED" {
+			continue
+		}
+		fmt.Fprintf(&b, "  %s %s: %s\n", e.Status, e.Asset, e.Reason)
+	}
+	return b.String()
+}
 
 // summary is what a newcomer reads: where the cluster is, what converged,
 // and one command per annotation with what to look at.
@@ -26,9 +62,9 @@ func summary(d *demo, status string, converged bool, metrics, probes, debugAddr 
 	p("  kubeconfig:  %s", d.kubeconfig)
 	p("  logs:        %s", d.logPath)
 	p("  metrics:     http://%s/metrics    probes: http://%s/readyz", metrics, probes)
-	p("  debug:       http://%s/debug/health (also /debug/render, /debug/exclusions, /debug/tombstones)", debugAddr)
+	p("  debug:       http://%s/debug/ (lists its pages: health, render, features, ...)", debugAddr)
 	p("")
-	p("What it decided for each asset (render --output status):")
+	p("What it decided (the full table: bin/virt-platform-autopilot render --kubeconfig %s --output status):", d.kubeconfig)
 	p("")
 	b.WriteString(status)
 	p("")
@@ -51,6 +87,10 @@ func summary(d *demo, status string, converged bool, metrics, probes, debugAddr 
 	p(`  kubectl annotate %s platform.kubevirt.io/patch='[{"op":"replace","path":"/spec/virtualization/liveMigrationConfig/parallelMigrationsPerCluster","value":10}]'`, hco)
 	p(`  kubectl get %s -o jsonpath='{.spec.virtualization.liveMigrationConfig.parallelMigrationsPerCluster}{"\n"}'   # 10`, hco)
 	p("")
+	p("  # yield-to: fields a GitOps or policy controller owns are left to it (argocd-controller is in the default list)")
+	p(`  kubectl patch %s --field-manager=argocd-controller --type merge -p '{"spec":{"kernelArguments":["psi=1","split_lock_detect=warn"]}}'`, psi)
+	p(`  kubectl get %s -o jsonpath='{.spec.kernelArguments}{"\n"}'          # stays: deferred to its owner (Event Deferred)`, psi)
+	p("")
 	p("  # ignore-fields: a field the autopilot leaves to you")
 	p(`  kubectl annotate %s platform.kubevirt.io/ignore-fields=/spec/kernelArguments`, psi)
 	p(`  kubectl patch %s --type merge -p '{"spec":{"kernelArguments":["psi=0"]}}'   # stays psi=0`, psi)
@@ -65,6 +105,16 @@ func summary(d *demo, status string, converged bool, metrics, probes, debugAddr 
 	p("  # An opt-in switch: PCI passthrough (worker-1 has an NFD-labelled GPU); \"false\" removes it again")
 	p(`  kubectl annotate %s platform.kubevirt.io/enable-pci-passthrough=true`, hco)
 	p(`  kubectl get machineconfig 50-worker-kubevirt-iommu -o jsonpath='{.spec.kernelArguments}{"\n"}'`)
+	p("")
+	p("  # disruption-window: writes that reboot a pool wait for it; outside it they are Staged and go together when it opens")
+	p(`  kubectl annotate %s platform.kubevirt.io/disruption-window='Sun 02:00-03:00 UTC'`, hco)
+	p(`  kubectl annotate %s --overwrite platform.kubevirt.io/enable-pci-passthrough=false   # its MachineConfig's deletion reboots the pool: Staged`, hco)
+	p(`  kubectl annotate %s platform.kubevirt.io/disruption-window-                        # no window: any time, so it goes now`, hco)
+	p("")
+	p("  # autopilot: pause everything, compare only, or manage again")
+	p(`  kubectl annotate %s platform.kubevirt.io/autopilot=false                  # paused: nothing written or deleted`, hco)
+	p(`  kubectl annotate %s --overwrite platform.kubevirt.io/autopilot=report-only  # compared and reported (Event Drifted), never written`, hco)
+	p(`  kubectl annotate %s --overwrite platform.kubevirt.io/autopilot=true         # managing everything again`, hco)
 	p("")
 	p("  # What happened, and why")
 	p(`  kubectl events -n openshift-cnv --for hyperconverged/kubevirt-hyperconverged`)

@@ -78,17 +78,38 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 }
 
-// Handler routes the endpoints.
+// pages are the endpoints, each with what it answers: the routes and
+// the index at /debug/ come from this one list.
+var pages = []struct {
+	path, what string
+	handler    func(*Server) http.HandlerFunc
+}{
+	{"/debug/health", "the reconcile's health, the admission policy, the TLS profile", func(s *Server) http.HandlerFunc { return s.health }},
+	{"/debug/render", "each asset: its desired object, what a reconcile would decide now, the last outcome (?show-excluded=true: every asset)", func(s *Server) http.HandlerFunc { return s.render }},
+	{"/debug/render/{asset}", "one asset, as above", func(s *Server) http.HandlerFunc { return s.render }},
+	{"/debug/features", "each feature: its switch, state and assets", func(s *Server) http.HandlerFunc { return s.features }},
+	{"/debug/exclusions", "the HCO's disabled-resources as understood, and what each entry matches", func(s *Server) http.HandlerFunc { return s.exclusions }},
+	{"/debug/inputs", "the HCO's inputs not acted on, and why", func(s *Server) http.HandlerFunc { return s.inputs }},
+	{"/debug/tombstones", "the objects earlier releases created, and what became of each", func(s *Server) http.HandlerFunc { return s.tombstones }},
+}
+
+// Handler routes the endpoints; /debug/ lists them.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /debug/render", s.render)
-	mux.HandleFunc("GET /debug/render/{asset}", s.render)
-	mux.HandleFunc("GET /debug/features", s.features)
-	mux.HandleFunc("GET /debug/exclusions", s.exclusions)
-	mux.HandleFunc("GET /debug/inputs", s.inputs)
-	mux.HandleFunc("GET /debug/tombstones", s.tombstones)
-	mux.HandleFunc("GET /debug/health", s.health)
+	for _, p := range pages {
+		mux.HandleFunc("GET "+p.path, p.handler(s))
+	}
+	mux.HandleFunc("GET /debug/{$}", index)
 	return mux
+}
+
+// index lists the pages, one per line: a person who finds the port finds
+// the rest.
+func index(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	for _, p := range pages {
+		fmt.Fprintf(w, "%-24s %s\n", p.path, p.what)
+	}
 }
 
 // AssetView is one asset in /debug/render.

@@ -98,4 +98,22 @@ assets:
 	if body := get(t, h, "/debug/tombstones"); strings.TrimSpace(body) != "[]" {
 		t.Errorf("/debug/tombstones: %q", body)
 	}
+	// The index lists every page, and each page it lists answers.
+	index := get(t, h, "/debug/")
+	for _, line := range strings.Split(strings.TrimSpace(index), "\n") {
+		path := strings.Fields(line)[0]
+		if strings.Contains(path, "{") {
+			continue
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != 200 {
+			t.Errorf("/debug/ lists %s, which answers %d", path, rec.Code)
+		}
+	}
+	for _, p := range []string{"/debug/health", "/debug/render", "/debug/features", "/debug/exclusions", "/debug/inputs", "/debug/tombstones"} {
+		if !strings.Contains(index, p+" ") {
+			t.Errorf("/debug/ does not list %s:\n%s", p, index)
+		}
+	}
 }

@@ -4,8 +4,8 @@
 package preview
 
 import (
+	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -196,14 +196,21 @@ func readDocsAndLists(path string) (out []*unstructured.Unstructured, lists int,
 	if err != nil {
 		return nil, 0, err
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	for {
-		var doc json.RawMessage
-		if err := dec.Decode(&doc); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, lists, nil
-			}
+	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+	for n := 1; ; n++ {
+		chunk, err := docs.Read()
+		if errors.Is(err, io.EOF) {
+			return out, lists, nil
+		}
+		if err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", path, err)
+		}
+		// Strict: a key twice in one document is two objects run together
+		// (files concatenated without a "---" line), never one of them
+		// silently dropped.
+		doc, err := yaml.YAMLToJSONStrict(chunk)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: document %d: %w (two objects concatenated without a '---' line between them?)", path, n, err)
 		}
 		if len(bytes.TrimSpace(doc)) == 0 || string(bytes.TrimSpace(doc)) == "null" {
 			continue

@@ -62,8 +62,10 @@ func TestDemo(t *testing.T) {
 	if k1 == nil || k2 == nil || k1[1] == k2[1] {
 		t.Fatalf("each demo prints its own kubeconfig:\n%s\n%s", first, second)
 	}
-	for _, want := range []string{"The autopilot converged", "psi-enable ", "INCLUDED", "make demo-stop", "platform.kubevirt.io/patch", "platform.kubevirt.io/ignore-fields",
-		"platform.kubevirt.io/mode=unmanaged", "platform.kubevirt.io/disabled-resources", "platform.kubevirt.io/enable-pci-passthrough"} {
+	for _, want := range []string{"The autopilot converged", "psi-enable", "INCLUDED", "make demo-stop", "platform.kubevirt.io/patch", "platform.kubevirt.io/ignore-fields",
+		"platform.kubevirt.io/mode=unmanaged", "platform.kubevirt.io/disabled-resources", "platform.kubevirt.io/enable-pci-passthrough",
+		"platform.kubevirt.io/disruption-window=", "platform.kubevirt.io/autopilot=false", "platform.kubevirt.io/autopilot=report-only",
+		"--field-manager=argocd-controller", "/debug/"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("the demo's summary lacks %q:\n%s", want, first)
 		}
