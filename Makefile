@@ -20,7 +20,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  = -X github.com/kubevirt/virt-platform-autopilot/pkg/cli.version=$(VERSION) -X github.com/kubevirt/virt-platform-autopilot/pkg/cli.commit=$(COMMIT)
 
 .PHONY: all build run test test-unit unit test-integration envtest kubelet-check kustomize lint verify generate bench fuzz fmt vet clean \
-	demo demo-stop image docker-build docker-push deploy undeploy kind-setup kind-delete deploy-local logs-local redeploy-local dev-cycle
+	demo demo-stop image bundle docker-build docker-push deploy undeploy kind-setup kind-delete deploy-local logs-local redeploy-local dev-cycle
 
 all: build
 
@@ -115,6 +115,10 @@ generate:
 	$(GO) run ./cmd/docs-gen
 	$(GO) run ./cmd/rbac-gen
 	$(GO) run ./cmd/bundle-gen
+
+## bundle: the OLM bundle in bundle/ installing $(IMG); by digest (IMG=quay.io/<you>/virt-platform-autopilot@sha256:..., as 'make image' prints it) the CSV says it installs disconnected, by tag it does not
+bundle:
+	$(GO) run ./cmd/bundle-gen -image $(IMG)
 
 ## verify: generated files are up to date, code is formatted and vetted
 verify: vet

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -27,16 +28,27 @@ import (
 const (
 	name      = "virt-platform-autopilot"
 	namespace = "virt-platform-autopilot-system"
-	// image is the published image the bundle installs (config/default's).
-	image = "quay.io/kubevirt/virt-platform-autopilot:latest"
+	// defaultImage is the published image the checked-in bundle installs
+	// (config/default's): a tag, so that bundle does not claim disconnected
+	// support; a release passes -image by digest.
+	defaultImage = "quay.io/kubevirt/virt-platform-autopilot:latest"
 	// channel is the one channel the bundle is published in (OLM's
 	// channel naming: candidate while the API of annotations may change).
 	channel = "candidate"
 )
 
+// image is the image the CSV installs (-image).
+var image = defaultImage
+
+// byDigest reports whether ref names its image by digest: only then can a
+// mirror for a disconnected cluster serve it (OpenShift's
+// ImageContentSourcePolicy/ImageDigestMirrorSet mirror digests only).
+func byDigest(ref string) bool { return strings.Contains(ref, "@sha256:") }
+
 func main() {
 	root := flag.String("root", ".", "the repository")
 	version := flag.String("version", "0.1.0", "the bundle's semantic version")
+	flag.StringVar(&image, "image", defaultImage, "the image the CSV installs; by digest (name@sha256:...) for a bundle that installs disconnected")
 	flag.Parse()
 	if err := run(*root, *version); err != nil {
 		fmt.Fprintln(os.Stderr, "bundle-gen:", err)
@@ -127,7 +139,7 @@ func run(root, ver string) error {
 			"operatorframework.io/suggested-namespace": namespace,
 			// The metrics endpoint is scraped by the platform Prometheus.
 			"operatorframework.io/cluster-monitoring":        "true",
-			"features.operators.openshift.io/disconnected":   "true",
+			"features.operators.openshift.io/disconnected":   strconv.FormatBool(byDigest(image)),
 			"features.operators.openshift.io/tls-profiles":   "true",
 			"features.operators.openshift.io/fips-compliant": "false",
 			"features.operators.openshift.io/proxy-aware":    "false",

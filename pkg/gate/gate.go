@@ -501,10 +501,15 @@ func IsRefusal(err error) bool {
 		apierrors.IsUnauthorized(err)
 }
 
-// Budget takes a token from id's write budget for a write the gate does
-// not otherwise judge (the fleet status, a report): false and how long
-// until one is back when it is spent.
-func (g *Gate) Budget(id string) (bool, time.Duration) { return g.throttle.Allow(id) }
+// Budget judges a correction of id that no decision describes (the fleet
+// status, a report), taking a token from its write budget when it goes:
+// false and how long until one is back when it is spent.
+func (g *Gate) Budget(id string) (bool, time.Duration) {
+	// Judged like a correction that reaches no node: only the write
+	// budget concerns it.
+	v := g.judge(nil, Write{Op: Correct, ID: id}, true)
+	return v.Go, v.RetryAfter
+}
 
 // Refund gives back the token Budget took for id's write, which changed
 // nothing (refused or failed at the API server).

@@ -152,8 +152,12 @@ func TestBundleInstallsOnAnAPIServer(t *testing.T) {
 	if vendor == "" {
 		return
 	}
-	// The installs docs/deployment.md shows (OperatorGroup, Subscription,
-	// ClusterExtension and its installer) are accepted by OLM's CRDs.
+	// The installs docs/deployment.md shows (the namespace, CatalogSource,
+	// OperatorGroup, Subscription; ClusterCatalog, ClusterExtension and its
+	// installer) are accepted by OLM's CRDs, applied as an admin would.
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "openshift-marketplace"}}); err != nil {
+		t.Fatal(err)
+	}
 	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "deployment.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -166,12 +170,12 @@ func TestBundleInstallsOnAnAPIServer(t *testing.T) {
 				t.Fatalf("docs/deployment.md: %v", err)
 			}
 			kinds[u.GetKind()] = true
-			if err := c.Create(ctx, u, client.DryRunAll); err != nil {
+			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("kubectl"), client.DryRunAll); err != nil {
 				t.Errorf("docs/deployment.md %s %s rejected: %v", u.GetKind(), u.GetName(), err)
 			}
 		}
 	}
-	for _, k := range []string{"OperatorGroup", "Subscription", "ClusterExtension"} {
+	for _, k := range []string{"Namespace", "CatalogSource", "OperatorGroup", "Subscription", "ClusterCatalog", "ClusterExtension"} {
 		if !kinds[k] {
 			t.Errorf("docs/deployment.md shows no %s", k)
 		}
