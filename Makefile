@@ -20,7 +20,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  = -X github.com/kubevirt/virt-platform-autopilot/pkg/cli.version=$(VERSION) -X github.com/kubevirt/virt-platform-autopilot/pkg/cli.commit=$(COMMIT)
 
 .PHONY: all build run test test-unit unit test-integration envtest kubelet-check kustomize lint verify generate bench fuzz fmt vet clean \
-	demo demo-stop image bundle docker-build docker-push deploy undeploy kind-setup kind-delete deploy-local logs-local redeploy-local dev-cycle
+	demo demo-stop image bundle catalog docker-build docker-push deploy undeploy kind-setup kind-delete deploy-local logs-local redeploy-local dev-cycle
 
 all: build
 
@@ -119,6 +119,13 @@ generate:
 ## bundle: the OLM bundle in bundle/ installing $(IMG); by digest (IMG=quay.io/<you>/virt-platform-autopilot@sha256:..., as 'make image' prints it) the CSV says it installs disconnected, by tag it does not
 bundle:
 	$(GO) run ./cmd/bundle-gen -image $(IMG)
+
+## catalog: the bundle image and a file-based catalog image holding it (OCI layouts in $(CATALOG_OUT), built from Go modules without a container engine: hack/catalog), the catalog checked by operator-registry's validation; BUNDLE_IMG and CATALOG_IMG name them
+BUNDLE_IMG  ?= quay.io/kubevirt/virt-platform-autopilot-bundle:v0.1.0
+CATALOG_IMG ?= quay.io/kubevirt/virt-platform-autopilot-catalog:v0.1.0
+CATALOG_OUT ?= _output
+catalog:
+	cd hack/catalog && $(GO) run . -bundle $(abspath bundle) -out $(abspath $(CATALOG_OUT)) -bundle-image $(BUNDLE_IMG) -catalog-image $(CATALOG_IMG)
 
 ## verify: generated files are up to date, code is formatted and vetted
 verify: vet

@@ -130,7 +130,7 @@ func run(root, ver string) error {
 			"capabilities":   "Seamless Upgrades",
 			"categories":     "OpenShift Optional",
 			"containerImage": image,
-			"description":    "Turns OpenShift Virtualization into a managed platform: golden HCO settings, node tuning, descheduling, remediation and observability, written only when the admin allows.",
+			"description":    "Turns OpenShift Virtualization into a managed platform: golden HCO settings, node tuning, descheduling, remediation and observability; node reboots go at once unless the HyperConverged sets a disruption window.",
 			"repository":     "https://github.com/kubevirt/virt-platform-autopilot",
 			"support":        "KubeVirt",
 			"olm.skipRange":  "<" + ver,
