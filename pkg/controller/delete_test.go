@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -235,4 +236,57 @@ type failingGet struct{ client.Reader }
 
 func (failingGet) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
 	return errors.New("the HCO was read")
+}
+
+// Every protection of the object keeps it on each controller delete path
+// (a switch-off, a superseded object judged alone or riding with its
+// replacement's write, a tombstone): no DELETE is sent.
+func TestEveryControllerDeletePathKeepsAProtectedObject(t *testing.T) {
+	now := metav1.Now()
+	protections := map[string]func(*unstructured.Unstructured){
+		"no label": func(u *unstructured.Unstructured) {
+			u.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": "worker"})
+		},
+		"never applied by it": func(u *unstructured.Unstructured) { u.SetManagedFields(nil) },
+		"unmanaged": func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{annotations.Mode: annotations.ModeUnmanaged})
+		},
+		"mode not understood": func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{annotations.Mode: "unmanged"}) },
+		"adopted":             func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{annotations.Adopted: "true"}) },
+		"shared":              func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{annotations.Shared: "true"}) },
+		"being deleted":       func(u *unstructured.Unstructured) { u.SetDeletionTimestamp(&now) },
+	}
+	for name, protect := range protections {
+		for _, path := range []string{"switch-off", "superseded alone", "superseded with its write", "tombstone"} {
+			g := newRig(t, nil, nil)
+			switch path {
+			case "switch-off":
+				d := switchedOff()
+				protect(d.Live)
+				if res := g.r.inactive(context.Background(), d, g.cached, g.intent); res.Outcome != engine.Inactive || !strings.Contains(res.Reason, "kept") {
+					t.Errorf("%s, %s: %s (%s)", name, path, res.Outcome, res.Reason)
+				}
+			case "superseded alone", "superseded with its write":
+				d := replacing()
+				protect(d.Replaces)
+				write := engine.Unchanged
+				if path == "superseded with its write" {
+					write = engine.Applied
+				}
+				if res := g.r.replaced(context.Background(), d, engine.Result{Outcome: write}, g.intent); !strings.Contains(res.Reason, "is kept") {
+					t.Errorf("%s, %s: %s (%s)", name, path, res.Outcome, res.Reason)
+				}
+			case "tombstone":
+				live := ours("50-swap-enable")
+				protect(live)
+				p := &pass{r: g.r, ctx: context.Background(), intent: g.intent}
+				if _, v, err := p.judgeRemoval(nil)(live); err != nil || !v.Kept() {
+					t.Errorf("%s, %s: %+v %v", name, path, v, err)
+				}
+			}
+			if g.deletes != 0 {
+				t.Errorf("%s, %s: %d DELETE(s) sent", name, path, g.deletes)
+			}
+		}
+	}
 }

@@ -69,6 +69,10 @@ type ObjectDiff struct {
 	// keptAs introduces the reason a deletion the gate keeps (not
 	// intended, not provably the autopilot's) is shown unchanged.
 	keptAs string
+	// rides, for the object a replacement deletes with its write, is that
+	// deletion as the controller judges it once the write went
+	// (gate.Riding: intent and report-only).
+	rides *gate.Write
 }
 
 // Diff computes, with server-side dry-runs under the autopilot's field
@@ -101,6 +105,9 @@ func Diff(ctx context.Context, c client.Client, cat *catalog.Catalog, rc *render
 		}
 		o.Disruption = o.write.Disruption
 		v := g.Judge(rc, o.write)
+		if v.Go && o.rides != nil {
+			v = g.Judge(rc, *o.rides)
+		}
 		if v.Kept() {
 			*o = ObjectDiff{Asset: o.Asset, Object: o.Object, Change: Unchanged, Reason: o.keptAs + v.Reason}
 			continue
@@ -137,9 +144,13 @@ func diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 				// its own object is in place already.
 				rm := deletion(d.Asset.Name, d.Replaces, "replaced by "+od.Object)
 				rm.write, rm.asset, rm.deletes = od.write, d.Asset.Name, true
+				rm.keptAs = "replaced by " + od.Object + ", object kept: "
+				alone := gate.ForRemoval(rc, gate.Supersede, d.Asset.Name, d.Replaces, d.ReportOnly)
 				if od.Change == Unchanged {
-					rm.write = gate.ForRemoval(rc, gate.Supersede, d.Asset.Name, d.Replaces, d.ReportOnly)
-					rm.keptAs = "replaced by " + od.Object + ", object kept: "
+					rm.write = alone
+				} else {
+					rides := gate.Riding(alone)
+					rm.rides = &rides
 				}
 				out = append(out, rm)
 			}

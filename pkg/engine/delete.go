@@ -15,9 +15,10 @@ import (
 
 // Guard holds what, beyond the object itself, can forbid a deletion: the
 // HCO's root exclusion list, its activation switch and its lifecycle.
-// Every path that deletes (tombstones, an opt-in asset turned off, the
-// diff preview) asks the same Guard, and apply.Delete sends the one DELETE,
-// so there is one rule.
+// Every path that deletes (tombstones, an opt-in asset turned off, a
+// superseded object, the diff preview) asks the same Guard through the
+// gate's deletion intent check (gate.Judge), and apply.Delete sends the
+// one DELETE the gate let go, so there is one rule.
 type Guard struct {
 	Exclusions exclusion.Set
 	// HCOTerminating: the HCO is being deleted (uninstall). Nothing is
@@ -65,8 +66,10 @@ func GuardFor(rc *rendercontext.RenderContext) Guard {
 //   - for a tombstone (Obsolete), it carries no patch or ignore-fields;
 //   - its deletion does not cascade to what it holds (a Namespace).
 //
-// apply.Delete asks it again and sends the DELETE with UID and
-// resourceVersion preconditions.
+// The gate's deletion intent check asks it on the HCO the deletion is
+// judged on; apply.Delete then sends the DELETE with UID and
+// resourceVersion preconditions, so an object changed since (a mode or an
+// annotation added) is not deleted.
 func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
 	if g.HCOTerminating {
 		return false, "the HyperConverged is being deleted"

@@ -42,6 +42,11 @@ type episode struct {
 	// it holds until the pool is at rest): the bound counts from there,
 	// never from an unbounded hold before it.
 	bounded time.Time
+	// released is when the bound ran out and the write was let go: asked
+	// again within a recheck (a peek and the judge of one pass, the cached
+	// and the fresh view of a deletion), it still goes; asked later, the
+	// write did not land or another is due, and a new wait begins.
+	released time.Time
 }
 
 func newPoolWaits() *poolWaits {
@@ -103,9 +108,20 @@ func (p *poolWaits) wait(rc *rendercontext.RenderContext, key string, dis engine
 		return msg, poolBusyRecheck, true
 	}
 	left := e.bounded.Add(PoolBusyBound).Sub(now)
-	if left <= 0 {
-		delete(p.since, key) // waited long enough: the write goes
+	if left <= 0 && (e.released.IsZero() || now.Sub(e.released) <= poolBusyRecheck) {
+		// Waited long enough: the write goes (the same answer for every
+		// question of this pass).
+		if e.released.IsZero() {
+			e.released = now
+		}
+		p.since[key] = e
 		return "", 0, false
+	}
+	if left <= 0 {
+		// Let go a while ago and asked again: a new bounded wait.
+		e = episode{first: now, last: now, bounded: now}
+		p.since[key] = e
+		left = PoolBusyBound
 	}
 	return why + "; this write reboots that pool too, so it waits until the pool is at rest (at most " + PoolBusyBound.String() + ")", min(left, poolBusyRecheck), true
 }

@@ -77,13 +77,23 @@ func TestPoolBusyHoldsRebootWrites(t *testing.T) {
 	if _, _, held := p.wait(rc, "a-infra", mc("infra")); held {
 		t.Fatal("a degraded pool holds at most the bound: it may wait for exactly this correction")
 	}
+	// Asked again in the same pass (a peek then the judge; a deletion on
+	// the cached HCO then on the fresh one): the same answer.
+	if _, _, held := p.wait(rc, "a-infra", mc("infra")); held {
+		t.Fatal("released by the bound, then held again by the next question of the same pass")
+	}
 	if why, _, held := p.wait(rc, "a-worker", mc("worker")); !held || !strings.Contains(why, "waiting for over 1h0m0s") {
 		t.Fatalf("a pool MCO is still rolling holds past the bound, saying so: %v %q", held, why)
 	}
 	// A wait nobody asked about for a while (the write was staged, or no
 	// longer due) has ended: a new one starts afresh, never inheriting a
 	// start so old that it would skip the wait.
-	p.wait(rc, "a-infra", mc("infra"))
+	// Let go, and asked again a recheck later: the write did not land or
+	// another is due, so a new bounded wait begins.
+	now = now.Add(poolBusyRecheck + time.Second)
+	if _, _, held := p.wait(rc, "a-infra", mc("infra")); !held {
+		t.Fatal("a write let go by the bound a while ago lets every later write skip a degraded pool")
+	}
 	now = now.Add(2 * PoolBusyBound)
 	if _, _, held := p.wait(rc, "a-infra", mc("infra")); !held {
 		t.Fatal("the start of an old, unfinished wait let a write skip a busy pool")
