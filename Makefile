@@ -116,7 +116,7 @@ generate:
 	$(GO) run ./cmd/rbac-gen
 	$(GO) run ./cmd/bundle-gen
 
-## bundle: the OLM bundle in bundle/ installing $(IMG); by digest (IMG=quay.io/<you>/virt-platform-autopilot@sha256:..., as 'make image' prints it) the CSV says it installs disconnected, by tag it does not
+## bundle: the OLM bundle in bundle/ installing $(IMG); by digest (IMG=quay.io/<you>/virt-platform-autopilot@sha256:..., the digest 'make image' prints) the CSV says it installs disconnected, by tag it does not
 bundle:
 	$(GO) run ./cmd/bundle-gen -image $(IMG)
 

@@ -152,7 +152,7 @@ func run(root, ver string) error {
 				"annotations on the HyperConverged resource drive it.\n\n" +
 				"Installing it reboots nodes: many of its objects are MachineConfigs and KubeletConfigs, and a write of one makes the Machine Config Operator drain and reboot that pool, live-migrating its VMs. " +
 				"With no disruption window such writes go at once, on install and on every correction. " +
-				"The safe way in: annotate the HyperConverged platform.kubevirt.io/autopilot=false before installing, read 'render --output diff', " +
+				"The safe way in: annotate the HyperConverged platform.kubevirt.io/autopilot=false before installing, read 'render --output diff --activation=true', " +
 				"set platform.kubevirt.io/disruption-window, then set platform.kubevirt.io/autopilot=true.\n\n" +
 				"See the project's README and docs/deployment.md.",
 			Version:        mustVersion(ver),

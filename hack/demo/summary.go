@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,7 +108,7 @@ func summary(d *demo, status string, converged bool, metrics, probes, debugAddr 
 	p(`  kubectl get machineconfig 50-worker-kubevirt-iommu -o jsonpath='{.spec.kernelArguments}{"\n"}'`)
 	p("")
 	p("  # disruption-window: writes that reboot a pool wait for it; outside it they are Staged and go together when it opens")
-	p(`  kubectl annotate %s platform.kubevirt.io/disruption-window='Sun 02:00-03:00 UTC'`, hco)
+	p(`  kubectl annotate %s platform.kubevirt.io/disruption-window='%s'`, hco, closedWindow(time.Now()))
 	p(`  kubectl annotate %s --overwrite platform.kubevirt.io/enable-pci-passthrough=false   # its MachineConfig's deletion reboots the pool: Staged`, hco)
 	p(`  kubectl annotate %s platform.kubevirt.io/disruption-window-                        # no window: any time, so it goes now`, hco)
 	p("")
@@ -121,4 +122,11 @@ func summary(d *demo, status string, converged bool, metrics, probes, debugAddr 
 	p(`  curl -s http://%s/debug/health`, debugAddr)
 	p(`  bin/virt-platform-autopilot render --kubeconfig %s --output status`, d.kubeconfig)
 	return b.String()
+}
+
+// closedWindow is a one-hour weekly window that opens twelve hours after
+// now: closed while the demo's commands run, whenever that is.
+func closedWindow(now time.Time) string {
+	start := now.UTC().Add(12 * time.Hour)
+	return fmt.Sprintf("%s %02d:00-%02d:00 UTC", start.Format("Mon"), start.Hour(), (start.Hour()+1)%24)
 }

@@ -243,13 +243,31 @@ func (s *Syncer) apply(ctx context.Context, d *engine.Decision, res engine.Resul
 	switch {
 	case d.Live == nil:
 		res.Reason = "created"
-	case len(res.Opponents) > 0:
-		res.Reason = "corrected " + strings.Join(res.Drift, ", ")
-	default:
-		// Nobody else holds those fields: what it renders changed.
+	case ownChange(d.Live, res.Drift):
+		res.Updated = true
 		res.Reason = "updated " + strings.Join(res.Drift, ", ")
+	default:
+		res.Reason = "corrected " + strings.Join(res.Drift, ", ")
 	}
 	return res
+}
+
+// ownChange: every field the write changed was still as the autopilot
+// last applied it on live (its Apply entry owns each whole), so the write
+// followed a change of what it renders, not anyone's edit. A field it
+// cannot place (a path not understood, one nobody owns: removed by
+// someone, or new) counts as a correction.
+func ownChange(live *unstructured.Unstructured, drift []string) bool {
+	if len(drift) == 0 {
+		return false
+	}
+	for _, path := range drift {
+		p, err := jsonpointer.Parse(path)
+		if err != nil || !managedfields.Holds(live, p, annotations.FieldManager) {
+			return false
+		}
+	}
+	return true
 }
 
 // Forget drops what the Syncer and the gate remember of an object the

@@ -302,6 +302,11 @@ type Result struct {
 	// Opponents are the other field managers owning drifted fields: who the
 	// autopilot is fighting with.
 	Opponents []string
+	// Updated: an Applied write over a live object that nobody else had
+	// changed (every field it changed was still as the autopilot last
+	// applied it): what it renders changed (a patch, a switch, the facts),
+	// not the object. False for a correction of someone's change.
+	Updated bool
 	// RetryAfter asks for another pass after this long (a throttled write,
 	// a namespace the operator has not created yet).
 	RetryAfter time.Duration

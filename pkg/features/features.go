@@ -2,7 +2,7 @@
 // admin's view of features: for each, its maturity, its switch, its state on
 // this cluster with the reason, and the assets it owns with their
 // disruption. The render CLI (--output features), /debug/features and the
-// README table read it, so they cannot disagree.
+// docs/assets.md feature table read it, so they cannot disagree.
 package features
 
 import (

@@ -13,8 +13,10 @@ import (
 // writesNothing are the outcomes of an asset the autopilot does not write
 // (nor will, until a person or the cluster changes): its pools are not
 // among those the feature reboots.
+// (A paused or report-only asset is written once the autopilot is active
+// again: its pools count, so a paused autopilot shows what resuming does.)
 var writesNothing = map[engine.Outcome]bool{engine.Excluded: true, engine.Inactive: true, engine.Unmanaged: true,
-	engine.Paused: true, engine.Retained: true, engine.NodePool: true}
+	engine.Retained: true, engine.NodePool: true}
 
 // WriteTable writes one line per feature (FEATURE, MATURITY, SWITCH,
 // STATE, the number of ASSETS, the pools a write would REBOOT, REASON),

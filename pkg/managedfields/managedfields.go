@@ -66,6 +66,20 @@ func WholeOwners(live *unstructured.Unstructured, p jsonpointer.Pointer, self st
 	return owners(live, p, self, true)
 }
 
+// Holds reports whether manager's Apply entry (in live's apiVersion) owns
+// the whole field at p in live: the value there is still the one manager
+// last applied, since a change by anyone else (an update, a forced apply,
+// a removal) takes the field out of manager's set.
+func Holds(live *unstructured.Unstructured, p jsonpointer.Pointer, manager string) bool {
+	for _, e := range live.GetManagedFields() {
+		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && sameVersion(e, live) {
+			set := decode(e)
+			return set != nil && owns(set, live.Object, p, true)
+		}
+	}
+	return false
+}
+
 func owners(live *unstructured.Unstructured, p jsonpointer.Pointer, self string, whole bool) []string {
 	seen := map[string]bool{}
 	for _, e := range live.GetManagedFields() {

@@ -93,3 +93,37 @@ func TestUnownedFieldsAreFound(t *testing.T) {
 		t.Fatalf("without an Apply entry there is nothing to lose: %v", got)
 	}
 }
+
+// Holds: the manager's own Apply entry owns the whole field. A field the
+// API server moved to another manager (an update that changed it) or that
+// nobody owns (removed, or never applied) is not held; an entry of another
+// apiVersion says nothing.
+func TestHolds(t *testing.T) {
+	live := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "spec": map[string]any{
+		"mine": int64(5), "taken": int64(9), "args": []any{"psi=1"}, "nested": map[string]any{"a": "x"},
+	}}}
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{
+		entry("me", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:mine":{},"f:args":{},"f:nested":{"f:a":{}}}}`),
+		entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:taken":{}}}`),
+	})
+	for ptr, want := range map[string]bool{
+		"/spec/mine": true, "/spec/args": true, "/spec/args/0": true, "/spec/nested/a": true,
+		"/spec/taken": false, "/spec/absent": false, "/spec/nested": false, // only part of it: not the whole
+	} {
+		p, _ := jsonpointer.Parse(ptr)
+		if got := Holds(live, p, "me"); got != want {
+			t.Errorf("Holds(%s) = %v, want %v", ptr, got, want)
+		}
+	}
+	p, _ := jsonpointer.Parse("/spec/taken")
+	if Holds(live, p, "kubectl-edit") {
+		t.Error("an Update entry is not the manager's applied intent")
+	}
+	other := live.DeepCopy()
+	mf := other.GetManagedFields()
+	mf[0].APIVersion = "example.com/v2"
+	other.SetManagedFields(mf)
+	if p, _ := jsonpointer.Parse("/spec/mine"); Holds(other, p, "me") {
+		t.Error("an entry of another apiVersion says nothing")
+	}
+}

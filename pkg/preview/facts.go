@@ -6,6 +6,7 @@ package preview
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -205,38 +206,75 @@ func readDocsAndLists(path string) (out []*unstructured.Unstructured, lists int,
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", path, err)
 		}
-		// Strict: a key twice in one document is two objects run together
-		// (files concatenated without a "---" line), never one of them
-		// silently dropped.
+		if trimmed := bytes.TrimSpace(chunk); len(trimmed) > 0 && trimmed[0] == '{' {
+			// JSON: one object, or a stream of them (kubectl get -o json,
+			// NDJSON), each read whole; what is not JSON (a YAML flow
+			// mapping) is read as YAML below.
+			var docs [][]byte
+			if eachJSON(chunk, func(doc []byte) error { docs = append(docs, doc); return nil }) == nil {
+				for _, doc := range docs {
+					if out, lists, err = appendDoc(out, lists, path, doc); err != nil {
+						return nil, 0, err
+					}
+				}
+				continue
+			}
+		}
+		// Strict YAML: a key twice in one document is two objects run
+		// together (files concatenated without a "---" line), never one of
+		// them silently dropped.
 		doc, err := yaml.YAMLToJSONStrict(chunk)
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s: document %d: %w (two objects concatenated without a '---' line between them?)", path, n, err)
 		}
-		if len(bytes.TrimSpace(doc)) == 0 || string(bytes.TrimSpace(doc)) == "null" {
-			continue
+		if out, lists, err = appendDoc(out, lists, path, doc); err != nil {
+			return nil, 0, err
 		}
-		// Through UnmarshalJSON so integers stay int64, as in the cluster.
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(doc); err != nil {
+	}
+}
+
+// eachJSON calls f with each JSON value of a stream.
+func eachJSON(raw []byte, f func([]byte) error) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for {
+		var doc json.RawMessage
+		if err := dec.Decode(&doc); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if err := f(doc); err != nil {
+			return err
+		}
+	}
+}
+
+// appendDoc adds the object of one JSON document to out, a List's items
+// item by item (lists counts the Lists).
+func appendDoc(out []*unstructured.Unstructured, lists int, path string, doc []byte) ([]*unstructured.Unstructured, int, error) {
+	if len(bytes.TrimSpace(doc)) == 0 || string(bytes.TrimSpace(doc)) == "null" {
+		return out, lists, nil
+	}
+	// Through UnmarshalJSON so integers stay int64, as in the cluster.
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(doc); err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	switch {
+	case !u.IsList() && strings.HasSuffix(u.GetKind(), "List"):
+		return out, lists + 1, nil // an empty List (items: null)
+	case u.IsList():
+		list, err := u.ToList()
+		if err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", path, err)
 		}
-		if !u.IsList() && strings.HasSuffix(u.GetKind(), "List") {
-			lists++ // an empty List (items: null)
-			continue
+		for i := range list.Items {
+			out = append(out, &list.Items[i])
 		}
-		if u.IsList() {
-			lists++
-			list, err := u.ToList()
-			if err != nil {
-				return nil, 0, fmt.Errorf("%s: %w", path, err)
-			}
-			for i := range list.Items {
-				out = append(out, &list.Items[i])
-			}
-			continue
-		}
-		out = append(out, u)
+		return out, lists + 1, nil
 	}
+	return append(out, u), lists, nil
 }
 
 // fromUnstructured goes through JSON and sigs.k8s.io/yaml, which reads a

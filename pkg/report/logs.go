@@ -32,9 +32,12 @@ func (r *Reporter) logAction(ctx context.Context, d *engine.Decision, res engine
 	}
 	switch res.Outcome {
 	case engine.Applied:
-		if d.Live == nil {
+		switch {
+		case d.Live == nil:
 			act("object created", "action", "create", "fields", res.Drift)
-		} else {
+		case res.Updated:
+			act("object updated", "action", "update", "fields", res.Drift)
+		default:
 			act("drift corrected", "action", "correct", "fields", res.Drift)
 		}
 	case engine.Deleted:

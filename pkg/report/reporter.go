@@ -200,13 +200,13 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 	case engine.Applied:
 		reason := "Created"
 		switch {
-		case d.Live != nil && len(res.Opponents) > 0:
-			// Someone else changed a field it sets: put back.
-			reason = "DriftCorrected"
-		case d.Live != nil:
-			// Nobody else holds the fields it changed: what it renders
-			// changed (a switch, a patch, the facts), not the object.
+		case d.Live != nil && res.Updated:
+			// What it renders changed (a switch, a patch, the facts), not
+			// the object.
 			reason = "Updated"
+		case d.Live != nil:
+			// Someone changed a field it sets (or it cannot tell): put back.
+			reason = "DriftCorrected"
 		}
 		r.event(hco, subject, corev1.EventTypeNormal, reason, res.Reason)
 		switch {

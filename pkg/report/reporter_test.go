@@ -219,15 +219,15 @@ func hcoEvents(c *countingRecorder, asset string) int {
 	return n
 }
 
-// A write over a live object is DriftCorrected only when someone else
-// changed a field it sets; when what it renders changed (a person's patch
-// on the HCO, a switch), it is Updated.
+// A write over a live object is Updated when what it renders changed (a
+// person's patch on the HCO, a switch: apply.Syncer sets Result.Updated),
+// else DriftCorrected.
 func TestCorrectionOrUpdate(t *testing.T) {
 	hco := obj("HyperConverged", "kubevirt-hyperconverged", "hco-uid")
 	d := engine.Decision{Asset: &catalog.Asset{Name: "hco-golden-config"}, Verdict: engine.VerdictIncluded, Live: hco}
 	for want, res := range map[string]engine.Result{
 		"DriftCorrected": {Outcome: engine.Applied, Reason: "corrected /spec/x", Opponents: []string{"kubectl-edit"}},
-		"Updated":        {Outcome: engine.Applied, Reason: "applied /spec/x"},
+		"Updated":        {Outcome: engine.Applied, Reason: "updated /spec/x", Updated: true},
 	} {
 		rec := &countingRecorder{}
 		New(rec).Asset(context.Background(), hco, &d, res)

@@ -149,6 +149,11 @@ var _ = Describe("Autopilot", Ordered, func() {
 		Eventually(func() int64 {
 			return nestedInt(hco(), "spec", "virtualization", "liveMigrationConfig", "parallelMigrationsPerCluster")
 		}).Should(Equal(int64(8)))
+		// Nobody else changed the field: what the autopilot renders did, so
+		// the write is an update, not a drift correction (the managedFields
+		// on the real API server tell them apart).
+		Eventually(func() int { return len(events("Updated", "parallelMigrationsPerCluster")) }).Should(BeNumerically(">", 0))
+		Expect(logs.find(map[string]string{"action": "update", "asset": "hco-golden-config", "level": "info"})).NotTo(BeEmpty())
 	})
 
 	It("keeps an invalid patch from touching its object, reports it, and converges everything else", func() {
