@@ -54,6 +54,7 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 		allowed[gvr][ns+"/"+name] = true
 	}
 	mcs := map[string]mcContent{}
+	kcs := map[string]map[string]any{} // KubeletConfig name -> its pool selector's matchLabels
 	r := render.New(fsys)
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
@@ -68,6 +69,13 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 		allow(gvk, u.GetNamespace(), u.GetName())
 		if gvk.Group == "machineconfiguration.openshift.io" && gvk.Kind == "MachineConfig" {
 			mcs[u.GetName()] = contentOf(u)
+		}
+		if gvk.Group == "machineconfiguration.openshift.io" && gvk.Kind == "KubeletConfig" {
+			labels, err := poolLabels(u)
+			if err != nil {
+				return nil, nil, fmt.Errorf("asset %s: %w", a.Name, err)
+			}
+			kcs[u.GetName()] = labels
 		}
 	}
 	for _, t := range tombstones {
@@ -131,6 +139,7 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 				{Name: "mcRoles", Expression: "{" + strings.Join(roles, ", ") + "}"},
 				{Name: "mcFiles", Expression: list(files)},
 				{Name: "mcUnits", Expression: list(units)},
+				{Name: "kcPools", Expression: celMap(kcs)},
 			},
 			Validations: []admissionv1.Validation{
 				{
@@ -173,6 +182,33 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 					MessageExpression: "'MachineConfig ' + request.name + ': the autopilot never sets an OS image, kernel type, extensions, FIPS, users, links, directories, disks or filesystems'",
 					Reason:            ptrReason(metav1.StatusReasonForbidden),
 				},
+				{
+					// A KubeletConfig selects the one pool the catalog
+					// renders it for (MCO turns it into that pool's
+					// MachineConfig: re-pointed, it would reach another
+					// pool, the master's); nothing but the catalog's own.
+					Expression: "request.operation == 'DELETE' || variables.resource != 'machineconfiguration.openshift.io/kubeletconfigs' || " +
+						"(request.name in variables.kcPools && " +
+						"object.spec.?machineConfigPoolSelector.?matchExpressions.orValue([]).size() == 0 && " +
+						"(object.spec.?machineConfigPoolSelector.?matchLabels.orValue({}) == variables.kcPools[request.name] || " +
+						"(oldObject != null && object.spec.?machineConfigPoolSelector.?matchLabels.orValue({}) == oldObject.spec.?machineConfigPoolSelector.?matchLabels.orValue({}))))",
+					MessageExpression: "'KubeletConfig ' + request.name + ': the autopilot writes a KubeletConfig only for its catalog pool'",
+					Reason:            ptrReason(metav1.StatusReasonForbidden),
+				},
+				{
+					// What no catalog kubelet setting opens: anonymous
+					// requests, authorization that allows everyone, the
+					// unauthenticated read-only port (kubelet
+					// config/v1beta1 KubeletConfiguration: Authentication,
+					// Authorization, ReadOnlyPort); unless the object held
+					// it as it is already (another manager's).
+					Expression: "request.operation == 'DELETE' || variables.resource != 'machineconfiguration.openshift.io/kubeletconfigs' || (" +
+						"(object.spec.?kubeletConfig.?authentication.?anonymous.?enabled.orValue(false) != true || " + unchanged("kubeletConfig", "authentication", "anonymous", "enabled") + ") && " +
+						"(object.spec.?kubeletConfig.?authorization.?mode.orValue('Webhook') != 'AlwaysAllow' || " + unchanged("kubeletConfig", "authorization", "mode") + ") && " +
+						"(object.spec.?kubeletConfig.?readOnlyPort.orValue(0) == 0 || " + unchanged("kubeletConfig", "readOnlyPort") + "))",
+					MessageExpression: "'KubeletConfig ' + request.name + ': the autopilot never allows anonymous kubelet requests, AlwaysAllow authorization or the read-only port'",
+					Reason:            ptrReason(metav1.StatusReasonForbidden),
+				},
 			},
 		},
 	}
@@ -209,6 +245,33 @@ func contentOf(u *unstructured.Unstructured) mcContent {
 	sort.Strings(c.files)
 	sort.Strings(c.units)
 	return c
+}
+
+// poolLabels is a rendered KubeletConfig's pool selector: matchLabels
+// only (the policy compares it whole).
+func poolLabels(u *unstructured.Unstructured) (map[string]any, error) {
+	if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "machineConfigPoolSelector", "matchExpressions"); found {
+		return nil, fmt.Errorf("KubeletConfig %s: a pool selector with matchExpressions cannot be bounded by the admission policy", u.GetName())
+	}
+	labels, found, err := unstructured.NestedMap(u.Object, "spec", "machineConfigPoolSelector", "matchLabels")
+	if err != nil || !found || len(labels) == 0 {
+		return nil, fmt.Errorf("KubeletConfig %s: no pool selector's matchLabels as rendered", u.GetName())
+	}
+	return labels, nil
+}
+
+// celMap is a CEL literal of a map from name to a map of strings (JSON's
+// syntax for objects and strings is CEL's).
+func celMap(m map[string]map[string]any) string {
+	var entries []string
+	for _, name := range sortedKeys(m) {
+		var inner []string
+		for _, k := range sortedKeys(m[name]) {
+			inner = append(inner, quote(k)+": "+quote(fmt.Sprint(m[name][k])))
+		}
+		entries = append(entries, quote(name)+": {"+strings.Join(inner, ", ")+"}")
+	}
+	return "{" + strings.Join(entries, ", ") + "}"
 }
 
 // quote is a CEL string literal (Go's quoting is a subset of CEL's).

@@ -107,6 +107,24 @@ func admissionSpecs(ctx context.Context) {
 		Expect(unstructured.SetNestedField(withImage.Object, "quay.io/someone/rhcos:evil", "spec", "osImageURL")).To(Succeed())
 		refused(sa.Patch(ctx, withImage, client.MergeFrom(swap)), "another OS image")
 
+		// A KubeletConfig of the catalog's name is bounded by content and
+		// pool too (MCO turns it into a MachineConfig of the pool it
+		// selects): anonymous kubelet requests, AlwaysAllow, the read-only
+		// port, or the master's pointed at the workers, are refused; as
+		// the catalog renders it, it passes.
+		kc := func(pool string, kubelet map[string]any) *unstructured.Unstructured {
+			u := newObj(kcGVK, "", "kubevirt-kubelet-master")
+			Expect(unstructured.SetNestedStringMap(u.Object, map[string]string{"pools.operator.machineconfiguration.openshift.io/" + pool: ""}, "spec", "machineConfigPoolSelector", "matchLabels")).To(Succeed())
+			Expect(unstructured.SetNestedMap(u.Object, kubelet, "spec", "kubeletConfig")).To(Succeed())
+			return u
+		}
+		refused(sa.Create(ctx, kc("master", map[string]any{"authentication": map[string]any{"anonymous": map[string]any{"enabled": true}}}), client.DryRunAll), "anonymous kubelet requests")
+		refused(sa.Create(ctx, kc("master", map[string]any{"authorization": map[string]any{"mode": "AlwaysAllow"}}), client.DryRunAll), "AlwaysAllow authorization")
+		refused(sa.Create(ctx, kc("master", map[string]any{"readOnlyPort": int64(10255)}), client.DryRunAll), "the kubelet's read-only port")
+		refused(sa.Create(ctx, kc("worker", map[string]any{"maxPods": int64(500)}), client.DryRunAll), "the master's KubeletConfig pointed at the workers")
+		err := sa.Create(ctx, kc("master", map[string]any{"maxPods": int64(500), "authorization": map[string]any{"mode": "Webhook"}}), client.DryRunAll)
+		Expect(err == nil || apierrors.IsAlreadyExists(err)).To(BeTrue(), "the catalog's KubeletConfig as rendered: %v", err)
+
 		// The autopilot says the policy is in place for it, and says so
 		// when it goes.
 		Eventually(func() string { return rec.Snapshot().Health.AdmissionPolicy }).Should(Equal(string(admission.Enforced)))
