@@ -155,8 +155,12 @@ func FuzzUserinfo(f *testing.F) {
 			return
 		}
 		p, has := u.User.Password()
-		if !has || len(p) < 4 || strings.Contains("https://logs.example.com/x"+around+Mark+user, p) {
-			return // too short to tell from the rest of the output
+		if !has || len(p) < 4 || strings.Contains("https://logs.example.com/x"+around+Mark+user, p) || strings.Count(raw, p) > 1 {
+			// Too short to tell from the rest of the output, or also
+			// elsewhere in the URL (a "#" in what was meant as the
+			// password starts the fragment, so net/url reads a shorter
+			// password that the host may repeat).
+			return
 		}
 		out, _ := userinfo(fmt.Sprintf(around, raw))
 		if strings.Contains(out, p) {
