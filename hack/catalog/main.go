@@ -8,7 +8,6 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
 	"flag"
 	"fmt"
@@ -18,15 +17,10 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
-	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/kubevirt/virt-platform-autopilot/hack/image/oci"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
@@ -98,12 +92,9 @@ func run(bundleDir, out, bundleRef, catalogRef string, w io.Writer) error {
 		dir string
 		ref string
 	}{{bundleImg, "bundle-image", bundleRef}, {catalogImg, "catalog-image", catalogRef}} {
-		dir := filepath.Join(out, l.dir)
-		if err := writeLayout(dir, l.img, l.ref); err != nil {
+		if err := oci.Write(w, filepath.Join(out, l.dir), l.img, l.ref); err != nil {
 			return err
 		}
-		d, _ := l.img.Digest()
-		fmt.Fprintf(w, "wrote image %s (%s) as an OCI layout in %s\npush it with: skopeo copy oci:%s docker://%s\n", l.ref, d, dir, dir, l.ref)
 	}
 	fmt.Fprintf(w, "the catalog names the bundle as %s: push the bundle image before the catalog is used\n", pinned)
 	return nil
@@ -179,15 +170,12 @@ func fbc(csv *operatorsv1alpha1.ClusterServiceVersion, labels map[string]string,
 	return cfg, nil
 }
 
-// image is one layer holding dirs of root (under prefix), with labels.
+// image is the files of dirs under root (under prefix in the image),
+// with labels.
 func image(labels map[string]string, root string, dirs []string, prefix string) (v1.Image, error) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	epoch := time.Unix(0, 0)
+	var files []oci.File
 	if prefix != "" {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: prefix + "/", Mode: 0o755, ModTime: epoch}); err != nil {
-			return nil, err
-		}
+		files = append(files, oci.File{Name: prefix, Mode: 0o755, Dir: true})
 	}
 	for _, d := range dirs {
 		err := filepath.WalkDir(filepath.Join(root, d), func(p string, e fs.DirEntry, err error) error {
@@ -200,53 +188,19 @@ func image(labels map[string]string, root string, dirs []string, prefix string) 
 			}
 			name := path.Join(prefix, filepath.ToSlash(rel))
 			if e.IsDir() {
-				return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755, ModTime: epoch})
+				files = append(files, oci.File{Name: name, Mode: 0o755, Dir: true})
+				return nil
 			}
 			raw, err := os.ReadFile(p)
 			if err != nil {
 				return err
 			}
-			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: int64(len(raw)), ModTime: epoch}); err != nil {
-				return err
-			}
-			_, err = tw.Write(raw)
-			return err
+			files = append(files, oci.File{Name: name, Mode: 0o644, Data: raw})
+			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	data := buf.Bytes()
-	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil },
-		tarball.WithMediaType(types.OCILayer))
-	if err != nil {
-		return nil, err
-	}
-	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
-	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	if img, err = mutate.AppendLayers(img, l); err != nil {
-		return nil, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", "amd64"
-	cfg.Config.Labels = labels
-	return mutate.ConfigFile(img, cfg)
-}
-
-func writeLayout(dir string, img v1.Image, ref string) error {
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
-	p, err := layout.Write(dir, empty.Index)
-	if err != nil {
-		return err
-	}
-	return p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": ref}))
+	return oci.Image(files, func(c *v1.Config) { c.Labels = labels })
 }

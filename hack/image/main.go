@@ -6,21 +6,13 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
-	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/kubevirt/virt-platform-autopilot/hack/image/oci"
 )
 
 // The binaries, under /usr/local/bin as in the Dockerfile.
@@ -42,97 +34,51 @@ func main() {
 	}
 }
 
-// layer is one tar: /tmp (sticky, world-writable, as distroless) and the
-// binaries, owned by root and executable, with a fixed time so the same
-// binaries make the same layer.
-func layer(bin string) (v1.Layer, error) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	epoch := time.Unix(0, 0)
-	for _, d := range []struct {
-		name string
-		mode int64
-	}{{"tmp/", 0o1777}, {"usr/", 0o755}, {"usr/local/", 0o755}, {"usr/local/bin/", 0o755}} {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d.name, Mode: d.mode, ModTime: epoch}); err != nil {
-			return nil, err
-		}
-	}
+// files are the image's: /tmp (sticky, world-writable, as distroless)
+// and the binaries, owned by root and executable.
+func files(bin string) ([]oci.File, error) {
+	out := []oci.File{{Name: "tmp", Mode: 0o1777, Dir: true}, {Name: "usr", Mode: 0o755, Dir: true},
+		{Name: "usr/local", Mode: 0o755, Dir: true}, {Name: "usr/local/bin", Mode: 0o755, Dir: true}}
 	for _, b := range binaries {
 		raw, err := os.ReadFile(filepath.Join(bin, b))
 		if err != nil {
 			return nil, err
 		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "usr/local/bin/" + b, Mode: 0o755, Size: int64(len(raw)), ModTime: epoch}); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(raw); err != nil {
-			return nil, err
-		}
+		out = append(out, oci.File{Name: "usr/local/bin/" + b, Mode: 0o755, Data: raw})
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	data := buf.Bytes()
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil },
-		tarball.WithMediaType(types.OCILayer))
+	return out, nil
 }
 
 func build(bin, out, ref, version, commit string) error {
 	if bin == "" || out == "" {
 		return fmt.Errorf("-bin and -out are required")
 	}
-	l, err := layer(bin)
+	fs, err := files(bin)
 	if err != nil {
 		return err
 	}
-	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
-	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	if img, err = mutate.AppendLayers(img, l); err != nil {
-		return err
-	}
-	cfg, err := img.ConfigFile()
+	img, err := oci.Image(fs, func(c *v1.Config) {
+		c.User = nonroot
+		c.Entrypoint = []string{"/usr/local/bin/virt-platform-autopilot-cluster"}
+		c.Cmd = []string{"run"}
+		c.WorkingDir = "/"
+		c.Labels = map[string]string{
+			"org.opencontainers.image.title":       "virt-platform-autopilot",
+			"org.opencontainers.image.description": "Turns OpenShift Virtualization into a managed platform",
+			"org.opencontainers.image.source":      "https://github.com/kubevirt/virt-platform-autopilot",
+			"org.opencontainers.image.version":     version,
+			"org.opencontainers.image.revision":    commit,
+			"org.opencontainers.image.licenses":    "Apache-2.0",
+			// OpenShift's image labels (the console and support tooling read them).
+			"name":                "virt-platform-autopilot",
+			"summary":             "Turns OpenShift Virtualization into a managed platform",
+			"io.k8s.display-name": "Virt Platform Autopilot",
+			"io.openshift.tags":   "virtualization,kubevirt",
+			"io.k8s.description":  "Annotations on the HyperConverged resource drive it; writes that reboot nodes go at once unless the HyperConverged sets a disruption window.",
+		}
+	})
 	if err != nil {
 		return err
 	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", "amd64"
-	cfg.Config.User = nonroot
-	cfg.Config.Entrypoint = []string{"/usr/local/bin/virt-platform-autopilot-cluster"}
-	cfg.Config.Cmd = []string{"run"}
-	cfg.Config.WorkingDir = "/"
-	cfg.Config.Labels = map[string]string{
-		"org.opencontainers.image.title":       "virt-platform-autopilot",
-		"org.opencontainers.image.description": "Turns OpenShift Virtualization into a managed platform",
-		"org.opencontainers.image.source":      "https://github.com/kubevirt/virt-platform-autopilot",
-		"org.opencontainers.image.version":     version,
-		"org.opencontainers.image.revision":    commit,
-		"org.opencontainers.image.licenses":    "Apache-2.0",
-		// OpenShift's image labels (the console and support tooling read them).
-		"name":                "virt-platform-autopilot",
-		"summary":             "Turns OpenShift Virtualization into a managed platform",
-		"io.k8s.display-name": "Virt Platform Autopilot",
-		"io.openshift.tags":   "virtualization,kubevirt",
-		"io.k8s.description":  "Annotations on the HyperConverged resource drive it; writes that reboot nodes go at once unless the HyperConverged sets a disruption window.",
-	}
-	if img, err = mutate.ConfigFile(img, cfg); err != nil {
-		return err
-	}
-	if err := os.RemoveAll(out); err != nil {
-		return err
-	}
-	p, err := layout.Write(out, empty.Index)
-	if err != nil {
-		return err
-	}
-	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": ref})); err != nil {
-		return err
-	}
-	digest, err := img.Digest()
-	if err != nil {
-		return err
-	}
-	// What was built, and the next step: this program pushes nothing.
-	fmt.Printf("wrote image %s (%s) as an OCI layout in %s\npush it with: skopeo copy oci:%s docker://%s   (or: crane push %s %s)\n",
-		ref, digest, out, out, ref, out, ref)
-	return nil
+	return oci.Write(os.Stdout, out, img, ref)
 }

@@ -7,7 +7,7 @@ package catalog
 
 import (
 	"archive/tar"
-	"compress/gzip"
+	"bytes"
 	"encoding/json"
 	"io"
 	"os"
@@ -21,50 +21,20 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
 
-type descriptor struct {
-	MediaType   string            `json:"mediaType"`
-	Digest      string            `json:"digest"`
-	Annotations map[string]string `json:"annotations"`
-}
-
-// open reads an OCI layout's one image: its config's labels and the files
-// of its layers.
+// open reads an OCI layout's one image: its reference, its config's
+// labels and the files of its layers.
 func open(t *testing.T, dir string) (ref string, labels map[string]string, files map[string]string) {
 	t.Helper()
-	blob := func(d string) []byte {
-		b, err := os.ReadFile(filepath.Join(dir, "blobs", "sha256", strings.TrimPrefix(d, "sha256:")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	var index struct{ Manifests []descriptor }
-	raw, err := os.ReadFile(filepath.Join(dir, "index.json"))
-	if err != nil || json.Unmarshal(raw, &index) != nil || len(index.Manifests) != 1 {
-		t.Fatalf("%s/index.json: %v %s", dir, err, raw)
-	}
-	var manifest struct {
-		Config descriptor
-		Layers []descriptor
-	}
-	if err := json.Unmarshal(blob(index.Manifests[0].Digest), &manifest); err != nil {
-		t.Fatal(err)
-	}
+	img := testenv.ReadOCILayout(t, dir)
 	var config struct {
 		Config struct{ Labels map[string]string }
 	}
-	if err := json.Unmarshal(blob(manifest.Config.Digest), &config); err != nil {
+	if err := json.Unmarshal(img.Config, &config); err != nil {
 		t.Fatal(err)
 	}
 	files = map[string]string{}
-	for _, l := range manifest.Layers {
-		r := io.Reader(strings.NewReader(string(blob(l.Digest))))
-		if strings.HasSuffix(l.MediaType, "+gzip") {
-			if r, err = gzip.NewReader(r); err != nil {
-				t.Fatal(err)
-			}
-		}
-		tr := tar.NewReader(r)
+	for _, l := range img.Layers {
+		tr := tar.NewReader(bytes.NewReader(l))
 		for {
 			h, err := tr.Next()
 			if err == io.EOF {
@@ -79,7 +49,7 @@ func open(t *testing.T, dir string) (ref string, labels map[string]string, files
 			}
 		}
 	}
-	return index.Manifests[0].Annotations["org.opencontainers.image.ref.name"], config.Config.Labels, files
+	return img.Ref, config.Config.Labels, files
 }
 
 func makeCatalog(t *testing.T, bundle, out string) ([]byte, error) {

@@ -6,9 +6,7 @@ package image
 
 import (
 	"archive/tar"
-	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
+	"bytes"
 	"encoding/json"
 	"io"
 	"os"
@@ -21,31 +19,6 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
 
-type descriptor struct {
-	MediaType   string            `json:"mediaType"`
-	Digest      string            `json:"digest"`
-	Size        int64             `json:"size"`
-	Annotations map[string]string `json:"annotations"`
-}
-
-// blob reads a blob of the layout and checks it against its digest.
-func blob(t *testing.T, dir string, d descriptor) []byte {
-	t.Helper()
-	alg, hexsum, ok := strings.Cut(d.Digest, ":")
-	if !ok || alg != "sha256" {
-		t.Fatalf("digest %q", d.Digest)
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "blobs", alg, hexsum))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(raw)
-	if hex.EncodeToString(sum[:]) != hexsum || int64(len(raw)) != d.Size {
-		t.Fatalf("blob %s does not match its descriptor (%d bytes, want %d)", d.Digest, len(raw), d.Size)
-	}
-	return raw
-}
-
 func TestImage(t *testing.T) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		if os.Getenv("CI") != "" {
@@ -54,37 +27,22 @@ func TestImage(t *testing.T) {
 		t.Skipf("the image's binaries run on linux/amd64 only")
 	}
 	out := t.TempDir()
-	const img = "quay.io/example/virt-platform-autopilot:v9.9.9-test"
-	cmd := exec.Command("make", "--no-print-directory", "image", "IMAGE_OUT="+out, "VERSION=v9.9.9-test", "IMG="+img)
+	const ref = "quay.io/example/virt-platform-autopilot:v9.9.9-test"
+	cmd := exec.Command("make", "--no-print-directory", "image", "IMAGE_OUT="+out, "VERSION=v9.9.9-test", "IMG="+ref)
 	cmd.Dir = testenv.RepoRoot()
 	built, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("make image: %v\n%s", err, built)
 	}
-	if b, err := os.ReadFile(filepath.Join(out, "oci-layout")); err != nil || !strings.Contains(string(b), `"imageLayoutVersion"`) {
-		t.Fatalf("not an OCI image layout: %v %s", err, b)
-	}
-	var index struct{ Manifests []descriptor }
-	raw, err := os.ReadFile(filepath.Join(out, "index.json"))
-	if err != nil || json.Unmarshal(raw, &index) != nil || len(index.Manifests) != 1 {
-		t.Fatalf("index.json: %v %s", err, raw)
-	}
-	if !strings.Contains(string(built), "wrote image "+img) || !strings.Contains(string(built), "docker://"+img) {
+	img := testenv.ReadOCILayout(t, out)
+	if !strings.Contains(string(built), "wrote image "+ref) || !strings.Contains(string(built), "docker://"+ref) {
 		t.Errorf("make image names neither what it built nor how to push it:\n%s", built)
 	}
-	if ref := index.Manifests[0].Annotations["org.opencontainers.image.ref.name"]; ref != img {
-		t.Errorf("reference %q", ref)
+	if img.Ref != ref {
+		t.Errorf("reference %q", img.Ref)
 	}
-	var manifest struct {
-		MediaType string
-		Config    descriptor
-		Layers    []descriptor
-	}
-	if err := json.Unmarshal(blob(t, out, index.Manifests[0]), &manifest); err != nil {
-		t.Fatal(err)
-	}
-	if manifest.MediaType != "application/vnd.oci.image.manifest.v1+json" || manifest.Config.MediaType != "application/vnd.oci.image.config.v1+json" {
-		t.Errorf("media types: %s, %s", manifest.MediaType, manifest.Config.MediaType)
+	if img.ManifestMediaType != "application/vnd.oci.image.manifest.v1+json" || img.ConfigMediaType != "application/vnd.oci.image.config.v1+json" {
+		t.Errorf("media types: %s, %s", img.ManifestMediaType, img.ConfigMediaType)
 	}
 	var config struct {
 		OS, Architecture string
@@ -94,7 +52,7 @@ func TestImage(t *testing.T) {
 			Labels          map[string]string
 		}
 	}
-	if err := json.Unmarshal(blob(t, out, manifest.Config), &config); err != nil {
+	if err := json.Unmarshal(img.Config, &config); err != nil {
 		t.Fatal(err)
 	}
 	if config.OS != "linux" || config.Architecture != "amd64" {
@@ -115,12 +73,8 @@ func TestImage(t *testing.T) {
 	// The files, as a container runtime unpacks them.
 	fs := t.TempDir()
 	modes := map[string]os.FileMode{}
-	for _, l := range manifest.Layers {
-		zr, err := gzip.NewReader(strings.NewReader(string(blob(t, out, l))))
-		if err != nil {
-			t.Fatalf("layer %s: %v", l.Digest, err)
-		}
-		tr := tar.NewReader(zr)
+	for _, l := range img.Layers {
+		tr := tar.NewReader(bytes.NewReader(l))
 		for {
 			h, err := tr.Next()
 			if err == io.EOF {
