@@ -102,6 +102,9 @@ spec:
             - name: NODE_NAME
               valueFrom:
                 fieldRef:
+                  # The API server's default, written so the object reads
+                  # as rendered (the admission policy compares it).
+                  apiVersion: v1
                   fieldPath: spec.nodeName
           ports:
             - name: metrics

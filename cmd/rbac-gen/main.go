@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,14 @@ func main() {
 	flag.StringVar(&namespace, "namespace", namespace, "the autopilot's namespace (its ServiceAccount's, the fleet status's)")
 	flag.StringVar(&serviceAccount, "service-account", serviceAccount, "the autopilot's ServiceAccount")
 	flag.StringVar(&hcoNamespace, "hco-namespace", hcoNamespace, "the HyperConverged's namespace (objects rendered into it)")
+	flag.Func("image", "an operand image a catalog workload may run, NAME=REFERENCE (the RELATED_IMAGE_<NAME> the autopilot's Deployment sets; repeat for each, or for an old and a new reference during an upgrade)", func(v string) error {
+		name, ref, ok := strings.Cut(v, "=")
+		if !ok || name == "" || ref == "" {
+			return fmt.Errorf("want NAME=REFERENCE, like kubevirt-metrics-exporter=quay.io/org/exporter@sha256:...")
+		}
+		images[name] = append(images[name], ref)
+		return nil
+	})
 	flag.Parse()
 	if err := run(*out, *policyOut); err != nil {
 		fmt.Fprintln(os.Stderr, "rbac-gen:", err)
@@ -40,6 +49,9 @@ var (
 	namespace      = "virt-platform-autopilot-system"
 	serviceAccount = "virt-platform-autopilot"
 	hcoNamespace   = "openshift-cnv"
+	// images a catalog workload may run, by operand image name: none
+	// unless given (such a workload waits for its image anyway).
+	images = map[string][]string{}
 )
 
 func run(out, policyOut string) error {
@@ -66,7 +78,7 @@ func run(out, policyOut string) error {
 	}
 	// Its own writes beside the catalog's: the fleet status.
 	extra := []rbac.Object{{GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespace: namespace, Name: fleetstatus.Name}}
-	policy, binding, err := rbac.AdmissionPolicy(assets.FS, cat, ts, hcoNamespace, "system:serviceaccount:"+namespace+":"+serviceAccount, extra)
+	policy, binding, err := rbac.AdmissionPolicy(assets.FS, cat, ts, hcoNamespace, "system:serviceaccount:"+namespace+":"+serviceAccount, extra, images)
 	if err != nil {
 		return err
 	}

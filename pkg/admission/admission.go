@@ -138,8 +138,16 @@ func narrowed(pu, bu *unstructured.Unstructured, want *Expected) string {
 			return fmt.Sprintf("ValidatingAdmissionPolicyBinding %s narrows what the policy judges (spec.matchResources)", rbac.PolicyName)
 		}
 	}
-	if b.Spec.ParamRef != nil {
-		return fmt.Sprintf("ValidatingAdmissionPolicyBinding %s sets a paramRef the generated one has not", rbac.PolicyName)
+	// The parameter is what the policy reads the cluster's facts from
+	// (the Scheduler): another object would let its writer decide, and
+	// "Allow" without it would skip the policy whole.
+	if wr, r := want.Binding.Spec.ParamRef, b.Spec.ParamRef; (wr == nil) != (r == nil) ||
+		(r != nil && (r.Name != wr.Name || r.Namespace != wr.Namespace || r.Selector != nil ||
+			r.ParameterNotFoundAction == nil || *r.ParameterNotFoundAction != admissionv1.DenyAction)) {
+		return fmt.Sprintf("ValidatingAdmissionPolicyBinding %s has another paramRef than the generated one", rbac.PolicyName)
+	}
+	if wk, k := want.Policy.Spec.ParamKind, p.Spec.ParamKind; (wk == nil) != (k == nil) || (k != nil && *k != *wk) {
+		return fmt.Sprintf("ValidatingAdmissionPolicy %s reads another paramKind than the generated one", rbac.PolicyName)
 	}
 	// The policy: it fails closed, matches at least what the generated one
 	// matches, and makes every check it makes, with no other condition.
@@ -173,7 +181,15 @@ func narrowed(pu, bu *unstructured.Unstructured, want *Expected) string {
 	if !sameSet(p.Spec.MatchConditions, ws.MatchConditions, func(c admissionv1.MatchCondition) string { return c.Name + "\x00" + c.Expression }) {
 		return fmt.Sprintf("ValidatingAdmissionPolicy %s has other matchConditions than the generated one (one more condition can exempt any write)", rbac.PolicyName)
 	}
-	if !sameSet(p.Spec.Variables, ws.Variables, func(v admissionv1.Variable) string { return v.Name + "\x00" + v.Expression }) {
+	// The images the policy trusts are the admin's to list (cmd/rbac-gen
+	// --image): present, of any value.
+	variable := func(v admissionv1.Variable) string {
+		if v.Name == rbac.TrustedImages {
+			return v.Name
+		}
+		return v.Name + "\x00" + v.Expression
+	}
+	if !sameSet(p.Spec.Variables, ws.Variables, variable) {
 		return fmt.Sprintf("ValidatingAdmissionPolicy %s has other variables than the generated one", rbac.PolicyName)
 	}
 	have := map[string]bool{}

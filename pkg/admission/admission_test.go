@@ -90,7 +90,7 @@ func TestJudgeByContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, binding, err := rbac.AdmissionPolicy(assets.FS, cat, ts, "openshift-cnv", me, nil)
+	policy, binding, err := rbac.AdmissionPolicy(assets.FS, cat, ts, "openshift-cnv", me, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +167,26 @@ func TestJudgeByContent(t *testing.T) {
 		{"policy with one more match condition", func(p *admissionv1.ValidatingAdmissionPolicy, _ *admissionv1.ValidatingAdmissionPolicyBinding) {
 			p.Spec.MatchConditions = append(p.Spec.MatchConditions, admissionv1.MatchCondition{Name: "never", Expression: "false"})
 		}, NotEnforced},
+		{"binding without the Scheduler as parameter", func(_ *admissionv1.ValidatingAdmissionPolicy, b *admissionv1.ValidatingAdmissionPolicyBinding) {
+			b.Spec.ParamRef = nil
+		}, NotEnforced},
+		{"binding reading another object as the Scheduler", func(_ *admissionv1.ValidatingAdmissionPolicy, b *admissionv1.ValidatingAdmissionPolicyBinding) {
+			b.Spec.ParamRef.Name = "mine"
+		}, NotEnforced},
+		{"binding skipping the policy without its parameter", func(_ *admissionv1.ValidatingAdmissionPolicy, b *admissionv1.ValidatingAdmissionPolicyBinding) {
+			allow := admissionv1.AllowAction
+			b.Spec.ParamRef.ParameterNotFoundAction = &allow
+		}, NotEnforced},
+		{"policy reading another kind as parameter", func(p *admissionv1.ValidatingAdmissionPolicy, _ *admissionv1.ValidatingAdmissionPolicyBinding) {
+			p.Spec.ParamKind = &admissionv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"}
+		}, NotEnforced},
+		{"policy trusting the admin's images", func(p *admissionv1.ValidatingAdmissionPolicy, _ *admissionv1.ValidatingAdmissionPolicyBinding) {
+			for i := range p.Spec.Variables {
+				if p.Spec.Variables[i].Name == rbac.TrustedImages {
+					p.Spec.Variables[i].Expression = `["apps/daemonsets|kubevirt-metrics-exporter/kubevirt-metrics-exporter|quay.io/x/y@sha256:0"]`
+				}
+			}
+		}, Enforced},
 		{"policy matching everything, with its checks", func(p *admissionv1.ValidatingAdmissionPolicy, _ *admissionv1.ValidatingAdmissionPolicyBinding) {
 			p.Spec.MatchConstraints.ResourceRules = []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
 				Operations: []admissionv1.OperationType{admissionv1.OperationAll}, Rule: admissionv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}}}}}

@@ -106,6 +106,9 @@ func (c Condition) Access() (accessMode, volumeMode string) {
 // WantBool is the value a topology condition expects.
 func (c Condition) WantBool() bool { return c.want() == "true" }
 
+// Want is the value the condition holds for ("true" when none is given).
+func (c Condition) Want() string { return c.want() }
+
 func (c Condition) want() string {
 	if c.Value == nil || *c.Value == "" {
 		return "true"

@@ -97,7 +97,7 @@ func (r *Reconciler) expectedPolicy(ctx context.Context, user string) *admission
 		statusNS = ns
 	}
 	extra := []rbac.Object{{GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespace: statusNS, Name: fleetstatus.Name}}
-	policy, binding, err := rbac.AdmissionPolicy(assets.FS, r.opts.Catalog, r.opts.Tombstones, r.opts.Namespace, user, extra)
+	policy, binding, err := rbac.AdmissionPolicy(assets.FS, r.opts.Catalog, r.opts.Tombstones, r.opts.Namespace, user, extra, nil)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "cannot generate the admission policy to judge the cluster's by; judging its existence only", "action", "keep")
 		return nil

@@ -300,3 +300,81 @@ func parseEnv(data []byte) map[string]string {
 	}
 	return out
 }
+
+// Variants are every form LeaveOut can leave mc in, whatever settings
+// admins' KubeletConfigs hold (mc itself among them): for what must admit
+// each of them (the admission policy) without knowing the cluster's
+// KubeletConfigs. Only the settings mc has, and those coupled to them,
+// decide a form.
+func Variants(mc *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	dropIns, sizing, err := Files(mc)
+	if err != nil {
+		return nil, err
+	}
+	ours := map[string]bool{}
+	for _, f := range dropIns {
+		m, err := decodeDropIn(f)
+		if err != nil {
+			return nil, err
+		}
+		for k := range m {
+			ours[k] = true
+		}
+	}
+	if sizing != nil {
+		for _, k := range sizingFields {
+			ours[k] = true
+		}
+	}
+	if len(ours) == 0 {
+		return []*unstructured.Unstructured{mc}, nil
+	}
+	relevant := map[string]bool{}
+	for k := range ours {
+		relevant[k] = true
+	}
+	for _, g := range Coupled {
+		for _, m := range append(slices.Clone(g.Members), g.Triggers...) {
+			relevant[m] = true
+		}
+	}
+	fields := make([]string, 0, len(relevant))
+	for k := range relevant {
+		fields = append(fields, k)
+	}
+	sort.Strings(fields)
+	if len(fields) > 20 {
+		return nil, fmt.Errorf("MachineConfig %s: %d kubelet settings are too many to try every combination of", mc.GetName(), len(fields))
+	}
+	// Distinct forms come from distinct sets left out: leftOut is cheap,
+	// LeaveOut runs once per set.
+	seen := map[string]bool{}
+	out := []*unstructured.Unstructured{mc}
+	for mask := 1; mask < 1<<len(fields); mask++ {
+		held := map[string][]string{}
+		for i, f := range fields {
+			if mask&(1<<i) != 0 {
+				held[f] = []string{"admin"}
+			}
+		}
+		left := leftOut(ours, held)
+		if len(left) == 0 {
+			continue
+		}
+		var key []string
+		for _, l := range left {
+			key = append(key, l.Field)
+		}
+		k := strings.Join(key, ",")
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		v := mc.DeepCopy()
+		if _, err := LeaveOut(v, held); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

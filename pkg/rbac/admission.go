@@ -18,6 +18,10 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
+// TrustedImages names the policy's variable listing the images a catalog
+// workload may run ("<key>|<image>"), the admin's to choose.
+const TrustedImages = "images"
+
 // PolicyName names the admission policy and its binding.
 const PolicyName = "virt-platform-autopilot-writes"
 
@@ -31,20 +35,25 @@ type Object struct {
 	Namespace, Name string
 }
 
-// mcContent is what a MachineConfig of the catalog may hold: its pool
-// role, and the files and units it ships.
-type mcContent struct {
-	role         string
-	files, units []string
-}
+// schedulerGVK is OpenShift's cluster Scheduler: spec.mastersSchedulable
+// says whether masters run workloads (VMs). Only administrators write it;
+// the policy reads it as its parameter, which the autopilot's token cannot
+// forge.
+var schedulerGVK = schema.GroupVersionKind{Group: "config.openshift.io", Version: "v1", Kind: "Scheduler"}
 
 // AdmissionPolicy returns a ValidatingAdmissionPolicy and its binding
 // that let serviceAccount ("system:serviceaccount:ns:name") create,
 // update and delete, of every kind the catalog or the tombstones write,
-// only the objects they name (and extra); its MachineConfigs only with
-// the catalog's pool role, files and units. RBAC cannot scope create to
-// names; admission can. A write by anyone else is not judged.
-func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone, hcoNamespace, serviceAccount string, extra []Object) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding, error) {
+// only the objects they name (and extra), and only with the content the
+// catalog renders for them: MachineConfigs with their pool role, kernel
+// arguments, files and units; KubeletConfigs for their pool, never
+// opening the kubelet; roles, bindings and SCCs exactly; workloads with
+// the catalog's pod and containers, running only images (operand image
+// name -> references the admin trusts; none: no catalog workload). Objects
+// the catalog renders only where masters are (or are not) schedulable
+// follow the cluster's Scheduler. RBAC cannot scope create to names;
+// admission can. A write by anyone else is not judged.
+func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.Tombstone, hcoNamespace, serviceAccount string, extra []Object, images map[string][]string) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding, error) {
 	allowed := map[schema.GroupVersionResource]map[string]bool{}
 	allow := func(gvk schema.GroupVersionKind, ns, name string) {
 		gvr := schema.GroupVersionResource{Group: gvk.Group, Resource: Resource(gvk.Kind)}
@@ -53,22 +62,43 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 		}
 		allowed[gvr][ns+"/"+name] = true
 	}
-	mcs := map[string]mcContent{}
+	// The policy's key of an object: "group/resource|namespace/name".
+	keyOf := func(u *unstructured.Unstructured) string {
+		gvk := u.GroupVersionKind()
+		return gvk.Group + "/" + Resource(gvk.Kind) + "|" + u.GetNamespace() + "/" + u.GetName()
+	}
+	mcs := map[string]*mcBounds{}
 	kcs := map[string]map[string]any{} // KubeletConfig name -> its pool selector's matchLabels
+	schedulable := map[string]bool{}   // key -> the mastersSchedulable its asset needs
+	var pinned, containers []pinnedEntry
+	var trusted []string // "key|image"
 	r := render.New(fsys)
 	for i := range cat.Assets {
 		a := &cat.Assets[i]
-		u, err := r.RenderOrHead(a.Path, &rendercontext.RenderContext{Namespace: hcoNamespace, AssumeAllKinds: true}, a.Params)
+		renders, err := reach(r, a, hcoNamespace)
 		if err != nil {
-			return nil, nil, fmt.Errorf("asset %s: %w", a.Name, err)
+			return nil, nil, err
 		}
+		u := renders[0]
 		gvk := u.GroupVersionKind()
 		if gvk == rendercontext.HCOGVK {
 			continue // configured, never created: RBAC has no create, and its name is the cluster's
 		}
 		allow(gvk, u.GetNamespace(), u.GetName())
+		for _, c := range a.Conditions {
+			if c.Type == catalog.CondTopology && c.Field == "schedulableMasters" {
+				schedulable[keyOf(u)] = c.Want() == "true"
+			}
+		}
 		if gvk.Group == "machineconfiguration.openshift.io" && gvk.Kind == "MachineConfig" {
-			mcs[u.GetName()] = contentOf(u)
+			b := mcs[u.GetName()]
+			if b == nil {
+				b = newMCBounds()
+				mcs[u.GetName()] = b
+			}
+			for _, o := range renders {
+				b.add(o)
+			}
 		}
 		if gvk.Group == "machineconfiguration.openshift.io" && gvk.Kind == "KubeletConfig" {
 			labels, err := poolLabels(u)
@@ -76,6 +106,20 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 				return nil, nil, fmt.Errorf("asset %s: %w", a.Name, err)
 			}
 			kcs[u.GetName()] = labels
+		}
+		p, c, err := pins(renders, keyOf(u))
+		if err != nil {
+			return nil, nil, fmt.Errorf("asset %s: %w", a.Name, err)
+		}
+		pinned, containers = append(pinned, p...), append(containers, c...)
+		if workloadKinds[gvk.GroupKind()] {
+			for _, c := range a.Conditions {
+				if c.Type == catalog.CondImage {
+					for _, ref := range images[c.Name] {
+						trusted = append(trusted, keyOf(u)+"|"+ref)
+					}
+				}
+			}
 		}
 	}
 	for _, t := range tombstones {
@@ -107,26 +151,56 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 			Rule:       admissionv1.Rule{APIGroups: []string{g}, APIVersions: []string{"*"}, Resources: byGroup[g]},
 		}})
 	}
-	// Flat lists of "name|entry": CEL map literals need one value type,
-	// and a MachineConfig without files would make an empty list.
+	// Flat lists: CEL map literals need one value type, and a
+	// MachineConfig without arguments would make an empty list.
 	roles := []string{}
-	var files, units []string
+	var args, files, units []string
 	for _, name := range sortedKeys(mcs) {
 		c := mcs[name]
 		roles = append(roles, quote(name)+": "+quote(c.role))
-		for _, f := range c.files {
-			files = append(files, name+"|"+f)
+		for _, p := range sortedKeys(c.args) {
+			args = append(args, name+"|"+p)
 		}
-		for _, u := range c.units {
-			units = append(units, name+"|"+u)
-		}
+		files = append(files, celEntries(name, "file", c.files)...)
+		units = append(units, celEntries(name, "unit", c.units)...)
 	}
+	masters := []string{}
+	for _, k := range sortedKeys(schedulable) {
+		masters = append(masters, quote(k)+": "+strconv.FormatBool(schedulable[k]))
+	}
+	// One entry per object: two assets naming one object (a replacement
+	// pair) must pin it alike.
+	pinMap := func(es []pinnedEntry) (string, error) {
+		byKey := map[string]string{}
+		for _, e := range es {
+			if prev, ok := byKey[e.key]; ok && prev != e.literal {
+				return "", fmt.Errorf("%s: two assets render it with different content; the admission policy cannot pin it", e.key)
+			}
+			byKey[e.key] = e.literal
+		}
+		parts := []string{}
+		for _, k := range sortedKeys(byKey) {
+			parts = append(parts, quote(k)+": "+byKey[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}", nil
+	}
+	pinnedLit, err := pinMap(pinned)
+	if err != nil {
+		return nil, nil, err
+	}
+	containersLit, err := pinMap(containers)
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Strings(trusted)
+	mcArgsOf := "variables.mcArgs.exists(p, p.startsWith(request.name + '|') && string(a).matches(p.substring(size(request.name) + 1)))"
 	fail := admissionv1.Fail
 	policy := &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: PolicyName},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    &fail,
+			ParamKind:        &admissionv1.ParamKind{APIVersion: schedulerGVK.GroupVersion().String(), Kind: schedulerGVK.Kind},
 			MatchConstraints: &admissionv1.MatchResources{ResourceRules: rules},
 			// Only the autopilot's own writes: everyone else is judged by RBAC alone.
 			MatchConditions: []admissionv1.MatchCondition{{Name: "autopilot", Expression: "request.userInfo.username == " + quote(serviceAccount)}},
@@ -137,9 +211,19 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 				{Name: "key", Expression: "(variables.resource == '/namespaces' ? '' : request.?namespace.orValue('')) + '/' + request.name"},
 				{Name: "allowed", Expression: "{" + strings.Join(entries, ", ") + "}"},
 				{Name: "mcRoles", Expression: "{" + strings.Join(roles, ", ") + "}"},
-				{Name: "mcFiles", Expression: list(files)},
-				{Name: "mcUnits", Expression: list(units)},
+				{Name: "mcArgs", Expression: list(args)},
+				{Name: "mcFiles", Expression: "[" + strings.Join(files, ", ") + "]"},
+				{Name: "mcUnits", Expression: "[" + strings.Join(units, ", ") + "]"},
 				{Name: "kcPools", Expression: celMap(kcs)},
+				{Name: "objKey", Expression: "variables.resource + '|' + variables.key"},
+				{Name: "schedulable", Expression: "{" + strings.Join(masters, ", ") + "}"},
+				{Name: "pinned", Expression: pinnedLit},
+				{Name: "containers", Expression: containersLit},
+				{Name: TrustedImages, Expression: list(trusted)},
+				{Name: "defaulted", Expression: list(defaultedFields())},
+				{Name: "zeros", Expression: "[dyn(null), dyn(false), dyn(0), dyn(''), dyn([]), dyn({})]"},
+				{Name: "obj", Expression: "dyn(object)"},
+				{Name: "old", Expression: "oldObject == null ? dyn(null) : dyn(oldObject)"},
 			},
 			Validations: []admissionv1.Validation{
 				{
@@ -148,9 +232,11 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 					Reason:            ptrReason(metav1.StatusReasonForbidden),
 				},
 				{
-					// A MachineConfig keeps its pool and ships only the
-					// catalog's files and units: the pod cannot reach the
-					// master pool or add a unit under another name. Judged
+					// A MachineConfig keeps its pool and holds only the
+					// kernel arguments, files and units the catalog renders
+					// for it (each file and unit whole: mode, contents,
+					// drop-ins): the pod cannot reach the master pool, add
+					// a unit, rewrite a script or turn SELinux off. Judged
 					// on what the write changes: what another manager (a
 					// person) put on the object before is not the
 					// autopilot's to justify, and its server-side apply
@@ -159,11 +245,48 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 						"(request.name in variables.mcRoles && " +
 						"(object.metadata.?labels[?'" + mcRoleLabel + "'].orValue('') == variables.mcRoles[request.name] || " +
 						"(oldObject != null && object.metadata.?labels[?'" + mcRoleLabel + "'].orValue('') == oldObject.metadata.?labels[?'" + mcRoleLabel + "'].orValue(''))) && " +
-						"object.spec.?config.?storage.?files.orValue([]).all(f, (request.name + '|' + string(f.path)) in variables.mcFiles || " +
-						"(oldObject != null && oldObject.spec.?config.?storage.?files.orValue([]).exists(o, string(o.path) == string(f.path)))) && " +
-						"object.spec.?config.?systemd.?units.orValue([]).all(u, (request.name + '|' + string(u.name)) in variables.mcUnits || " +
-						"(oldObject != null && oldObject.spec.?config.?systemd.?units.orValue([]).exists(o, string(o.name) == string(u.name)))))",
-					MessageExpression: "'MachineConfig ' + request.name + ': the autopilot writes a MachineConfig only for its catalog pool role, with the catalog files and units'",
+						"object.spec.?kernelArguments.orValue([]).all(a, " + mcArgsOf + " || " +
+						"(oldObject != null && oldObject.spec.?kernelArguments.orValue([]).exists(o, o == a))) && " +
+						"object.spec.?config.?storage.?files.orValue([]).all(f, variables.mcFiles.exists(p, p.mc == request.name && p.file == f) || " +
+						"(oldObject != null && oldObject.spec.?config.?storage.?files.orValue([]).exists(o, o == f))) && " +
+						"object.spec.?config.?systemd.?units.orValue([]).all(u, variables.mcUnits.exists(p, p.mc == request.name && p.unit == u) || " +
+						"(oldObject != null && oldObject.spec.?config.?systemd.?units.orValue([]).exists(o, o == u))))",
+					MessageExpression: "'MachineConfig ' + request.name + ': the autopilot writes a MachineConfig only for its catalog pool role, with the kernel arguments, files and units the catalog renders'",
+					Reason:            ptrReason(metav1.StatusReasonForbidden),
+				},
+				{
+					// An object the catalog renders only where masters run
+					// workloads (or only where they do not) follows the
+					// cluster's Scheduler, the policy's parameter.
+					Expression: "request.operation == 'DELETE' || !(variables.objKey in variables.schedulable) || " +
+						"(params != null && params.spec.?mastersSchedulable.orValue(false) == variables.schedulable[variables.objKey])",
+					MessageExpression: "variables.objKey + ': the catalog renders it only where the Scheduler cluster says mastersSchedulable ' + string(variables.schedulable[variables.objKey])",
+					Reason:            ptrReason(metav1.StatusReasonForbidden),
+				},
+				{
+					// Roles, bindings and SCCs grant rights: every field
+					// their type has holds what the catalog renders. A
+					// workload's pod holds the catalog's identity, host
+					// access, security context and volumes.
+					Expression: "request.operation == 'DELETE' || !(variables.objKey in variables.pinned) || " +
+						"(variables.resource in " + list(workloadResources()) + " ? " +
+						samePinned("variables.obj.spec.template.spec", "(variables.old == null ? null : variables.old.spec.template.spec)", "variables.pinned[variables.objKey]") +
+						" : " + samePinned("variables.obj", "variables.old", "variables.pinned[variables.objKey]") + ")",
+					MessageExpression: "variables.objKey + ': the autopilot writes it only as the catalog renders it (its rules, subjects, role, permissions, or its pod\\'s identity, host access and volumes)'",
+					Reason:            ptrReason(metav1.StatusReasonForbidden),
+				},
+				{
+					// A workload's containers are the catalog's, each with
+					// its command, arguments, environment, security context
+					// and mounts, running an image the policy trusts, and no
+					// probe or hook runs a command; or unchanged.
+					Expression: "request.operation == 'DELETE' || !(variables.resource in " + list(workloadResources()) + ") || !(variables.objKey in variables.pinned) || " +
+						"variables.obj.spec.template.spec.containers.all(c, " +
+						"((variables.objKey + '|' + c.name) in variables.containers && (variables.objKey + '|' + c.image) in variables.images && " +
+						samePinned("c", "", "variables.containers[variables.objKey + '|' + c.name]") + " && " +
+						list(probes) + ".all(p, !(p in c) || !('exec' in c[p])) && !('lifecycle' in c)) || " +
+						"(variables.old != null && variables.old.spec.template.spec.containers.exists(o, o == c)))",
+					MessageExpression: "variables.objKey + ': the autopilot runs only the catalog containers, with their commands and settings, on the images its admission policy trusts (cmd/rbac-gen --image)'",
 					Reason:            ptrReason(metav1.StatusReasonForbidden),
 				},
 				{
@@ -216,35 +339,15 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
 		ObjectMeta: metav1.ObjectMeta{Name: PolicyName},
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        PolicyName,
+			PolicyName: PolicyName,
+			// Every OpenShift cluster has it. Without it, every write of
+			// the autopilot is refused ("Allow" would skip the policy
+			// whole, not only the master objects).
+			ParamRef:          &admissionv1.ParamRef{Name: "cluster", ParameterNotFoundAction: ptrAction(admissionv1.DenyAction)},
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 		},
 	}
 	return policy, binding, nil
-}
-
-// contentOf reads a rendered MachineConfig's role, file paths and unit names.
-func contentOf(u *unstructured.Unstructured) mcContent {
-	c := mcContent{role: u.GetLabels()[mcRoleLabel], files: []string{}, units: []string{}}
-	files, _, _ := unstructured.NestedSlice(u.Object, "spec", "config", "storage", "files")
-	for _, f := range files {
-		if m, ok := f.(map[string]any); ok {
-			if p, ok := m["path"].(string); ok {
-				c.files = append(c.files, p)
-			}
-		}
-	}
-	units, _, _ := unstructured.NestedSlice(u.Object, "spec", "config", "systemd", "units")
-	for _, x := range units {
-		if m, ok := x.(map[string]any); ok {
-			if n, ok := m["name"].(string); ok {
-				c.units = append(c.units, n)
-			}
-		}
-	}
-	sort.Strings(c.files)
-	sort.Strings(c.units)
-	return c
 }
 
 // poolLabels is a rendered KubeletConfig's pool selector: matchLabels
@@ -293,4 +396,18 @@ func unchanged(path ...string) string {
 	opt := "object.spec.?" + strings.Join(path, ".?")
 	oldOpt := "oldObject.spec.?" + strings.Join(path, ".?")
 	return "(!" + opt + ".hasValue() || (oldObject != null && " + oldOpt + ".hasValue() && object.spec." + strings.Join(path, ".") + " == oldObject.spec." + strings.Join(path, ".") + "))"
+}
+
+func ptrAction(a admissionv1.ParameterNotFoundActionType) *admissionv1.ParameterNotFoundActionType {
+	return &a
+}
+
+// workloadResources are the policy's resource names of workloadKinds.
+func workloadResources() []string {
+	var out []string
+	for gk := range workloadKinds {
+		out = append(out, gk.Group+"/"+Resource(gk.Kind))
+	}
+	sort.Strings(out)
+	return out
 }

