@@ -5,6 +5,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -30,7 +31,7 @@ func main() {
 	flag.Func("image", "an operand image a catalog workload may run, NAME=REFERENCE (the RELATED_IMAGE_<NAME> the autopilot's Deployment sets; repeat for each, or for an old and a new reference during an upgrade)", func(v string) error {
 		name, ref, ok := strings.Cut(v, "=")
 		if !ok || name == "" || ref == "" {
-			return fmt.Errorf("want NAME=REFERENCE, like kubevirt-metrics-exporter=quay.io/org/exporter@sha256:...")
+			return errors.New("want NAME=REFERENCE, like kubevirt-metrics-exporter=quay.io/org/exporter@sha256:<digest>")
 		}
 		images[name] = append(images[name], ref)
 		return nil
