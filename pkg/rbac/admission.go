@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -81,10 +82,10 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 		}
 		u := renders[0]
 		gvk := u.GroupVersionKind()
-		if gvk == rendercontext.HCOGVK {
-			continue // configured, never created: RBAC has no create, and its name is the cluster's
-		}
 		allow(gvk, u.GetNamespace(), u.GetName())
+		if gvk == rendercontext.HCOGVK {
+			continue // configured, never created (RBAC has no create): judged by its metadata below
+		}
 		for _, c := range a.Conditions {
 			if c.Type == catalog.CondTopology && c.Field == "schedulableMasters" {
 				schedulable[keyOf(u)] = c.Want() == "true"
@@ -255,6 +256,16 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 					Reason:            ptrReason(metav1.StatusReasonForbidden),
 				},
 				{
+					// The HyperConverged's annotations and labels are its
+					// editors' input (the switches, the pause, the window):
+					// the token's writes to it change only the marks the
+					// autopilot stamps on every object it applies.
+					Expression: "request.operation != 'UPDATE' || variables.resource != 'hco.kubevirt.io/hyperconvergeds' || (" +
+						sameExcept("annotations", stampedAnnotations) + " && " + sameExcept("labels", []string{annotations.ManagedByLabel}) + ")",
+					MessageExpression: "'HyperConverged ' + request.name + ': the autopilot never changes its annotations or labels (its editors\\' switches, pause and window)'",
+					Reason:            ptrReason(metav1.StatusReasonForbidden),
+				},
+				{
 					// An object the catalog renders only where masters run
 					// workloads (or only where they do not) follows the
 					// cluster's Scheduler, the policy's parameter.
@@ -410,4 +421,18 @@ func workloadResources() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// stampedAnnotations are the annotations the autopilot writes on what it
+// applies (pkg/engine stamp and steps): every other one on the HCO is an
+// input.
+var stampedAnnotations = []string{annotations.Asset, annotations.Shared, annotations.Facts, annotations.FactRollouts, annotations.Adopted}
+
+// sameExcept is CEL saying the object's metadata map field (annotations,
+// labels) holds what the old object's did, but at keys.
+func sameExcept(field string, keys []string) string {
+	cur := "object.metadata.?" + field + ".orValue({})"
+	old := "oldObject.metadata.?" + field + ".orValue({})"
+	return "(" + cur + ".all(k, k in " + list(keys) + " || (k in " + old + " && " + old + "[k] == " + cur + "[k])) && " +
+		old + ".all(k, k in " + list(keys) + " || k in " + cur + "))"
 }

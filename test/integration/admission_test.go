@@ -217,6 +217,22 @@ func admissionSpecs(ctx context.Context) {
 		Expect(unstructured.SetNestedSlice(unitChanged.Object, units, "spec", "config", "systemd", "units")).To(Succeed())
 		refused(sa.Patch(ctx, unitChanged, client.MergeFrom(swap), client.DryRunAll), "a catalog unit with other contents")
 
+		// The HCO's annotations are its editors' input: the token can
+		// neither pause the autopilot nor turn a feature on.
+		hco := &unstructured.Unstructured{}
+		hco.SetGroupVersionKind(hcoGVK)
+		hco.SetNamespace(hcoNamespace)
+		hco.SetName(hcoName)
+		for _, patch := range []string{
+			`{"metadata":{"annotations":{"platform.kubevirt.io/autopilot":"false"}}}`,
+			`{"metadata":{"annotations":{"platform.kubevirt.io/enable-kubevirt-metrics-exporter":"true"}}}`,
+			`{"metadata":{"annotations":{"platform.kubevirt.io/disruption-window":"always"}}}`,
+			`{"metadata":{"labels":{"someone":"else"}}}`,
+		} {
+			refused(sa.Patch(ctx, hco.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch)), client.DryRunAll), "the HCO's metadata: "+patch)
+		}
+		Expect(sa.Patch(ctx, hco.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"platform.kubevirt.io/asset":"x"}}}`)), client.DryRunAll)).To(Succeed(), "the autopilot's own stamp")
+
 		// The autopilot says the policy is in place for it, and says so
 		// when it goes.
 		Eventually(func() string { return rec.Snapshot().Health.AdmissionPolicy }).Should(Equal(string(admission.Enforced)))
