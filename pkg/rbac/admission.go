@@ -70,6 +70,8 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 	}
 	mcs := map[string]*mcBounds{}
 	kcs := map[string]map[string]any{} // KubeletConfig name -> its pool selector's matchLabels
+	kcPairs := map[string]bool{}       // CEL literals {kc, at, key, value} of every rendered setting
+	grantLabels := map[string]any{}    // key -> a role's, binding's or SCC's rendered labels
 	schedulable := map[string]bool{}   // key -> the mastersSchedulable its asset needs
 	var pinned, containers []pinnedEntry
 	var trusted []string // "key|image"
@@ -102,11 +104,30 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 			}
 		}
 		if gvk.Group == "machineconfiguration.openshift.io" && gvk.Kind == "KubeletConfig" {
+			for _, o := range renders {
+				spec, _, _ := unstructured.NestedMap(o.Object, "spec")
+				for k, v := range spec {
+					if k == "kubeletConfig" {
+						for kk, vv := range v.(map[string]any) {
+							kcPairs[celValue(map[string]any{"kc": u.GetName(), "at": "kubeletConfig", "key": kk, "value": vv})] = true
+						}
+					} else if k != "machineConfigPoolSelector" {
+						kcPairs[celValue(map[string]any{"kc": u.GetName(), "at": "spec", "key": k, "value": v})] = true
+					}
+				}
+			}
 			labels, err := poolLabels(u)
 			if err != nil {
 				return nil, nil, fmt.Errorf("asset %s: %w", a.Name, err)
 			}
 			kcs[u.GetName()] = labels
+		}
+		if _, grant := grantKinds[gvk.GroupKind()]; grant {
+			l := map[string]any{}
+			for k, v := range u.GetLabels() {
+				l[k] = v
+			}
+			grantLabels[keyOf(u)] = l
 		}
 		p, c, err := pins(renders, keyOf(u))
 		if err != nil {
@@ -155,7 +176,7 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 	// Flat lists: CEL map literals need one value type, and a
 	// MachineConfig without arguments would make an empty list.
 	roles := []string{}
-	var args, files, units []string
+	var args, files, units, ignitions []string
 	for _, name := range sortedKeys(mcs) {
 		c := mcs[name]
 		roles = append(roles, quote(name)+": "+quote(c.role))
@@ -163,6 +184,7 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 			args = append(args, name+"|"+p)
 		}
 		files = append(files, celEntries(name, "file", c.files)...)
+		ignitions = append(ignitions, celEntries(name, "ignition", c.ignitions)...)
 		units = append(units, celEntries(name, "unit", c.units)...)
 	}
 	masters := []string{}
@@ -210,12 +232,25 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 				// A Namespace's own admission request carries its name as
 				// the namespace too; the catalog keys it as cluster-scoped.
 				{Name: "key", Expression: "(variables.resource == '/namespaces' ? '' : request.?namespace.orValue('')) + '/' + request.name"},
+				// Variables see only those before them.
+				{Name: "obj", Expression: "dyn(object)"},
+				{Name: "old", Expression: "oldObject == null ? dyn(null) : dyn(oldObject)"},
 				{Name: "allowed", Expression: "{" + strings.Join(entries, ", ") + "}"},
 				{Name: "mcRoles", Expression: "{" + strings.Join(roles, ", ") + "}"},
 				{Name: "mcArgs", Expression: list(args)},
 				{Name: "mcFiles", Expression: "[" + strings.Join(files, ", ") + "]"},
 				{Name: "mcUnits", Expression: "[" + strings.Join(units, ", ") + "]"},
 				{Name: "kcPools", Expression: celMap(kcs)},
+				{Name: "kcPairs", Expression: "[" + strings.Join(sortedKeys(kcPairs), ", ") + "]"},
+				{Name: "grantLabels", Expression: celValue(grantLabels)},
+				{Name: "mcIgnitions", Expression: "[" + strings.Join(ignitions, ", ") + "]"},
+				// A MachineConfig's and a KubeletConfig's free-form maps
+				// (spec.config is Ignition, spec.kubeletConfig the
+				// kubelet's), as the policy reads them; {} when absent.
+				{Name: "mcConfig", Expression: "'config' in variables.obj.spec ? variables.obj.spec.config : {}"},
+				{Name: "oldConfig", Expression: "variables.old == null || !('config' in variables.old.spec) ? null : variables.old.spec.config"},
+				{Name: "kcConf", Expression: "'kubeletConfig' in variables.obj.spec ? variables.obj.spec.kubeletConfig : {}"},
+				{Name: "oldKcConf", Expression: "variables.old == null || !('kubeletConfig' in variables.old.spec) ? null : variables.old.spec.kubeletConfig"},
 				{Name: "objKey", Expression: "variables.resource + '|' + variables.key"},
 				{Name: "schedulable", Expression: "{" + strings.Join(masters, ", ") + "}"},
 				{Name: "pinned", Expression: pinnedLit},
@@ -223,8 +258,6 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 				{Name: TrustedImages, Expression: list(trusted)},
 				{Name: "defaulted", Expression: list(defaultedFields())},
 				{Name: "zeros", Expression: "[dyn(null), dyn(false), dyn(0), dyn(''), dyn([]), dyn({})]"},
-				{Name: "obj", Expression: "dyn(object)"},
-				{Name: "old", Expression: "oldObject == null ? dyn(null) : dyn(oldObject)"},
 			},
 			Validations: []admissionv1.Validation{
 				{
@@ -287,6 +320,17 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 					Reason:            ptrReason(metav1.StatusReasonForbidden),
 				},
 				{
+					// A role's labels are what aggregates it into others
+					// (aggregate-to-admin): only the rendered ones and the
+					// autopilot's stamp, or as they were.
+					Expression: "request.operation == 'DELETE' || !(variables.objKey in variables.grantLabels) || " +
+						"object.metadata.?labels.orValue({}).all(k, k == '" + annotations.ManagedByLabel + "' || " +
+						"(k in variables.grantLabels[variables.objKey] && variables.grantLabels[variables.objKey][k] == object.metadata.labels[k]) || " +
+						"(oldObject != null && k in oldObject.metadata.?labels.orValue({}) && oldObject.metadata.labels[k] == object.metadata.labels[k]))",
+					MessageExpression: "variables.objKey + ': the autopilot labels it only as the catalog renders it (a label can aggregate a role into others)'",
+					Reason:            ptrReason(metav1.StatusReasonForbidden),
+				},
+				{
 					// A workload's containers are the catalog's, each with
 					// its command, arguments, environment, security context
 					// and mounts, running an image the policy trusts, and no
@@ -295,9 +339,54 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 						"variables.obj.spec.template.spec.containers.all(c, " +
 						"((variables.objKey + '|' + c.name) in variables.containers && (variables.objKey + '|' + c.image) in variables.images && " +
 						samePinned("c", "", "variables.containers[variables.objKey + '|' + c.name]") + " && " +
-						list(probes) + ".all(p, !(p in c) || !('exec' in c[p])) && !('lifecycle' in c)) || " +
+						list(probes) + ".all(p, !(p in c) || (!('exec' in c[p]) && !('host' in ('httpGet' in c[p] ? c[p].httpGet : {})) && !('host' in ('tcpSocket' in c[p] ? c[p].tcpSocket : {})))) && !('lifecycle' in c)) || " +
 						"(variables.old != null && variables.old.spec.template.spec.containers.exists(o, o == c)))",
 					MessageExpression: "variables.objKey + ': the autopilot runs only the catalog containers, with their commands and settings, on the images its admission policy trusts (cmd/rbac-gen --image)'",
+					Reason:            ptrReason(metav1.StatusReasonForbidden),
+				},
+				{
+					// Ignition and the kubelet decode these maps with Go's
+					// encoding/json, which matches keys case-insensitively
+					// (MCO: ignition config v3 parse; DecodeKubeletConfig):
+					// "Systemd" or "ReadOnlyPort" reach the node as
+					// systemd and readOnlyPort. So the keys are an exact
+					// allow-list, and the Ignition section (a merge or
+					// replace of another config) is the catalog's.
+					Expression: "request.operation == 'DELETE' || variables.resource != 'machineconfiguration.openshift.io/machineconfigs' || (" +
+						keysIn("variables.mcConfig", "variables.oldConfig", []string{"ignition", "storage", "systemd", "passwd"}) + " && " +
+						keysIn("('storage' in variables.mcConfig ? variables.mcConfig.storage : {})", "(variables.oldConfig == null || !('storage' in variables.oldConfig) ? null : variables.oldConfig.storage)",
+							[]string{"files", "links", "directories", "disks", "raid", "filesystems", "luks"}) + " && " +
+						keysIn("('systemd' in variables.mcConfig ? variables.mcConfig.systemd : {})", "(variables.oldConfig == null || !('systemd' in variables.oldConfig) ? null : variables.oldConfig.systemd)",
+							[]string{"units"}) + " && " +
+						"(!('ignition' in variables.mcConfig) || variables.mcIgnitions.exists(p, p.mc == request.name && p.ignition == variables.mcConfig.ignition) || " +
+						"(variables.oldConfig != null && 'ignition' in variables.oldConfig && variables.oldConfig.ignition == variables.mcConfig.ignition)))",
+					MessageExpression: "'MachineConfig ' + request.name + ': the autopilot writes only the Ignition sections and version the catalog renders, spelled as Ignition spells them'",
+					Reason:            ptrReason(metav1.StatusReasonForbidden),
+				},
+				{
+					// A KubeletConfig's settings are the catalog's, each
+					// key spelled as the kubelet spells it and valued as
+					// rendered (staticPodURL, a TLS profile, anonymous
+					// access under another spelling are not), or as they
+					// were.
+					Expression: "request.operation == 'DELETE' || variables.resource != 'machineconfiguration.openshift.io/kubeletconfigs' || (" +
+						"variables.kcConf.all(k, variables.kcPairs.exists(p, p.kc == request.name && p.at == 'kubeletConfig' && p.key == k && p.value == variables.kcConf[k]) || " +
+						"(variables.oldKcConf != null && k in variables.oldKcConf && variables.oldKcConf[k] == variables.kcConf[k])) && " +
+						"['autoSizingReserved', 'logLevel', 'tlsSecurityProfile'].all(k, !(k in variables.obj.spec) || " +
+						"variables.kcPairs.exists(p, p.kc == request.name && p.at == 'spec' && p.key == k && p.value == variables.obj.spec[k]) || " +
+						"(variables.old != null && k in variables.old.spec && variables.old.spec[k] == variables.obj.spec[k])))",
+					MessageExpression: "'KubeletConfig ' + request.name + ': the autopilot writes only the kubelet settings the catalog renders'",
+					Reason:            ptrReason(metav1.StatusReasonForbidden),
+				},
+				{
+					// An operator CR may name another image for what the
+					// operator runs: the ForkliftController's *_fqin
+					// fields (forklift.konveyor.io_forkliftcontrollers CRD:
+					// controller_image_fqin, api_image_fqin, ...). The
+					// catalog sets none; the token may not either.
+					Expression: "request.operation == 'DELETE' || variables.resource != 'forklift.konveyor.io/forkliftcontrollers' || " +
+						"variables.obj.spec.all(k, !k.endsWith('_fqin') || (variables.old != null && k in variables.old.spec && variables.old.spec[k] == variables.obj.spec[k]))",
+					MessageExpression: "'ForkliftController ' + request.name + ': the autopilot never points the operator at another image'",
 					Reason:            ptrReason(metav1.StatusReasonForbidden),
 				},
 				{
@@ -435,4 +524,10 @@ func sameExcept(field string, keys []string) string {
 	old := "oldObject.metadata.?" + field + ".orValue({})"
 	return "(" + cur + ".all(k, k in " + list(keys) + " || (k in " + old + " && " + old + "[k] == " + cur + "[k])) && " +
 		old + ".all(k, k in " + list(keys) + " || k in " + cur + "))"
+}
+
+// keysIn is CEL saying every key of the dyn map cur is one of keys, or
+// was in old (a dyn map, or null) with the same value.
+func keysIn(cur, old string, keys []string) string {
+	return cur + ".all(k, k in " + list(keys) + " || (" + old + " != null && k in " + old + " && " + old + "[k] == " + cur + "[k]))"
 }

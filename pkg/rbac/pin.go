@@ -56,7 +56,8 @@ var workloadKinds = map[schema.GroupKind]bool{
 // server sets it from serviceAccountName and reads it only when that is
 // empty (core/v1 conversion, Convert_v1_PodSpec_To_core_PodSpec).
 var podPinned = []string{"serviceAccountName", "automountServiceAccountToken", "hostPID", "hostIPC", "hostNetwork",
-	"hostUsers", "shareProcessNamespace", "securityContext", "volumes", "initContainers", "ephemeralContainers", "nodeName"}
+	"hostUsers", "shareProcessNamespace", "securityContext", "volumes", "initContainers", "ephemeralContainers", "nodeName",
+	"runtimeClassName", "priorityClassName", "hostAliases", "dnsConfig"}
 
 // containerPinned are a container's fields that decide what it runs and
 // with which rights (core/v1 Container); its image is judged against the

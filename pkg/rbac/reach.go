@@ -130,13 +130,13 @@ func reach(r *render.Renderer, a *catalog.Asset, namespace string) ([]*unstructu
 // regular expressions), and each file and unit whole (mode, contents,
 // drop-ins: what Ignition writes), by their JSON.
 type mcBounds struct {
-	role         string
-	args         map[string]bool
-	files, units map[string]any
+	role                    string
+	args                    map[string]bool
+	files, units, ignitions map[string]any
 }
 
 func newMCBounds() *mcBounds {
-	return &mcBounds{args: map[string]bool{}, files: map[string]any{}, units: map[string]any{}}
+	return &mcBounds{args: map[string]bool{}, files: map[string]any{}, units: map[string]any{}, ignitions: map[string]any{}}
 }
 
 // add widens b to admit u.
@@ -151,6 +151,9 @@ func (b *mcBounds) add(u *unstructured.Unstructured) {
 	}
 	for _, x := range entries(u, "systemd", "units") {
 		b.units[jsonKey(x)] = x
+	}
+	if ign, ok, _ := unstructured.NestedMap(u.Object, "spec", "config", "ignition"); ok {
+		b.ignitions[jsonKey(ign)] = ign
 	}
 }
 

