@@ -105,15 +105,8 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 		}
 		if gvk.Group == "machineconfiguration.openshift.io" && gvk.Kind == "KubeletConfig" {
 			for _, o := range renders {
-				spec, _, _ := unstructured.NestedMap(o.Object, "spec")
-				for k, v := range spec {
-					if k == "kubeletConfig" {
-						for kk, vv := range v.(map[string]any) {
-							kcPairs[celValue(map[string]any{"kc": u.GetName(), "at": "kubeletConfig", "key": kk, "value": vv})] = true
-						}
-					} else if k != "machineConfigPoolSelector" {
-						kcPairs[celValue(map[string]any{"kc": u.GetName(), "at": "spec", "key": k, "value": v})] = true
-					}
+				for _, p := range kcSettings(o) {
+					kcPairs[p] = true
 				}
 			}
 			labels, err := poolLabels(u)
@@ -530,4 +523,25 @@ func sameExcept(field string, keys []string) string {
 // was in old (a dyn map, or null) with the same value.
 func keysIn(cur, old string, keys []string) string {
 	return cur + ".all(k, k in " + list(keys) + " || (" + old + " != null && k in " + old + " && " + old + "[k] == " + cur + "[k]))"
+}
+
+// kcSettings are a KubeletConfig's settings as the policy's kcPairs hold
+// them: CEL literals {kc, at, key, value}, at "kubeletConfig" (a kubelet
+// field) or "spec" (autoSizingReserved, logLevel, tlsSecurityProfile).
+func kcSettings(u *unstructured.Unstructured) []string {
+	var out []string
+	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
+	for k, v := range spec {
+		switch k {
+		case "kubeletConfig":
+			m, _ := v.(map[string]any)
+			for kk, vv := range m {
+				out = append(out, celValue(map[string]any{"kc": u.GetName(), "at": "kubeletConfig", "key": kk, "value": vv}))
+			}
+		case "machineConfigPoolSelector":
+		default:
+			out = append(out, celValue(map[string]any{"kc": u.GetName(), "at": "spec", "key": k, "value": v}))
+		}
+	}
+	return out
 }

@@ -46,6 +46,7 @@ func TestReachCoversEveryRender(t *testing.T) {
 	type bounded struct {
 		asset  *catalog.Asset
 		mc     *mcBounds
+		kc     map[string]bool
 		pinned *unstructured.Unstructured
 	}
 	var all []bounded
@@ -63,6 +64,14 @@ func TestReachCoversEveryRender(t *testing.T) {
 			b.mc = newMCBounds()
 			for _, u := range renders {
 				b.mc.add(u)
+			}
+		}
+		if renders[0].GetKind() == "KubeletConfig" {
+			b.kc = map[string]bool{}
+			for _, u := range renders {
+				for _, p := range kcSettings(u) {
+					b.kc[p] = true
+				}
 			}
 		}
 		all = append(all, b)
@@ -94,6 +103,14 @@ func TestReachCoversEveryRender(t *testing.T) {
 				}
 				if err := b.mc.admits(u); err != nil {
 					t.Fatalf("asset %s under %s: the policy would refuse %v", b.asset.Name, describe(rc), err)
+				}
+				continue
+			}
+			if b.kc != nil {
+				for _, p := range kcSettings(u) {
+					if !b.kc[p] {
+						t.Fatalf("asset %s under %s: the policy would refuse the setting %s", b.asset.Name, describe(rc), p)
+					}
 				}
 				continue
 			}
