@@ -71,7 +71,10 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 	mcs := map[string]*mcBounds{}
 	kcs := map[string]map[string]any{} // KubeletConfig name -> its pool selector's matchLabels
 	kcPairs := map[string]bool{}       // CEL literals {kc, at, key, value} of every rendered setting
-	grantLabels := map[string]any{}    // key -> a role's, binding's or SCC's rendered labels
+	// key -> the rendered labels and annotations of what the policy
+	// bounds by content (a role's labels aggregate it; an annotation on a
+	// MachineConfig or KubeletConfig steers MCO)
+	metaLabels, metaAnnotations := map[string]any{}, map[string]any{}
 	schedulable := map[string]bool{}   // key -> the mastersSchedulable its asset needs
 	var pinned, containers []pinnedEntry
 	var trusted []string // "key|image"
@@ -115,12 +118,17 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 			}
 			kcs[u.GetName()] = labels
 		}
-		if _, grant := grantKinds[gvk.GroupKind()]; grant {
-			l := map[string]any{}
+		// (A workload's metadata the API server writes to itself: a
+		// DaemonSet's template generation annotation.)
+		if _, grant := grantKinds[gvk.GroupKind()]; grant || (contentBounded(u) && !workloadKinds[gvk.GroupKind()]) {
+			l, an := map[string]any{}, map[string]any{}
 			for k, v := range u.GetLabels() {
 				l[k] = v
 			}
-			grantLabels[keyOf(u)] = l
+			for k, v := range u.GetAnnotations() {
+				an[k] = v
+			}
+			metaLabels[keyOf(u)], metaAnnotations[keyOf(u)] = l, an
 		}
 		p, c, err := pins(renders, keyOf(u))
 		if err != nil {
@@ -235,7 +243,8 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 				{Name: "mcUnits", Expression: "[" + strings.Join(units, ", ") + "]"},
 				{Name: "kcPools", Expression: celMap(kcs)},
 				{Name: "kcPairs", Expression: "[" + strings.Join(sortedKeys(kcPairs), ", ") + "]"},
-				{Name: "grantLabels", Expression: celValue(grantLabels)},
+				{Name: "metaLabels", Expression: celValue(metaLabels)},
+				{Name: "metaAnnotations", Expression: celValue(metaAnnotations)},
 				{Name: "mcIgnitions", Expression: "[" + strings.Join(ignitions, ", ") + "]"},
 				// A MachineConfig's and a KubeletConfig's free-form maps
 				// (spec.config is Ignition, spec.kubeletConfig the
@@ -313,14 +322,17 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 					Reason:            ptrReason(metav1.StatusReasonForbidden),
 				},
 				{
-					// A role's labels are what aggregates it into others
-					// (aggregate-to-admin): only the rendered ones and the
-					// autopilot's stamp, or as they were.
-					Expression: "request.operation == 'DELETE' || !(variables.objKey in variables.grantLabels) || " +
-						"object.metadata.?labels.orValue({}).all(k, k == '" + annotations.ManagedByLabel + "' || " +
-						"(k in variables.grantLabels[variables.objKey] && variables.grantLabels[variables.objKey][k] == object.metadata.labels[k]) || " +
-						"(oldObject != null && k in oldObject.metadata.?labels.orValue({}) && oldObject.metadata.labels[k] == object.metadata.labels[k]))",
-					MessageExpression: "variables.objKey + ': the autopilot labels it only as the catalog renders it (a label can aggregate a role into others)'",
+					// Labels and annotations of what the policy bounds by
+					// content are the rendered ones and the autopilot's
+					// stamps, or as they were: a role's label aggregates it
+					// into others (aggregate-to-admin), a MachineConfig's
+					// generated-by-controller-version annotation stops
+					// MCO rendering its pool, a KubeletConfig's
+					// mc-name-suffix names the MachineConfig MCO writes.
+					Expression: "request.operation == 'DELETE' || !(variables.objKey in variables.metaLabels) || (" +
+						metaKept("labels", "variables.metaLabels", []string{annotations.ManagedByLabel}) + " && " +
+						metaKept("annotations", "variables.metaAnnotations", stampedAnnotations) + ")",
+					MessageExpression: "variables.objKey + ': the autopilot labels and annotates it only as the catalog renders it'",
 					Reason:            ptrReason(metav1.StatusReasonForbidden),
 				},
 				{
@@ -369,17 +381,6 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 						"variables.kcPairs.exists(p, p.kc == request.name && p.at == 'spec' && p.key == k && p.value == variables.obj.spec[k]) || " +
 						"(variables.old != null && k in variables.old.spec && variables.old.spec[k] == variables.obj.spec[k])))",
 					MessageExpression: "'KubeletConfig ' + request.name + ': the autopilot writes only the kubelet settings the catalog renders'",
-					Reason:            ptrReason(metav1.StatusReasonForbidden),
-				},
-				{
-					// An operator CR may name another image for what the
-					// operator runs: the ForkliftController's *_fqin
-					// fields (forklift.konveyor.io_forkliftcontrollers CRD:
-					// controller_image_fqin, api_image_fqin, ...). The
-					// catalog sets none; the token may not either.
-					Expression: "request.operation == 'DELETE' || variables.resource != 'forklift.konveyor.io/forkliftcontrollers' || " +
-						"variables.obj.spec.all(k, !k.endsWith('_fqin') || (variables.old != null && k in variables.old.spec && variables.old.spec[k] == variables.obj.spec[k]))",
-					MessageExpression: "'ForkliftController ' + request.name + ': the autopilot never points the operator at another image'",
 					Reason:            ptrReason(metav1.StatusReasonForbidden),
 				},
 				{
@@ -544,4 +545,16 @@ func kcSettings(u *unstructured.Unstructured) []string {
 		}
 	}
 	return out
+}
+
+// metaKept is CEL saying every key of the object's metadata map field is
+// one of stamped (any value), rendered with the rendered value (in the
+// map of maps rendered, by object), or held by the old object with the
+// same value.
+func metaKept(field, rendered string, stamped []string) string {
+	cur := "object.metadata.?" + field + ".orValue({})"
+	old := "oldObject.metadata.?" + field + ".orValue({})"
+	return cur + ".all(k, k in " + list(stamped) + " || " +
+		"(k in " + rendered + "[variables.objKey] && " + rendered + "[variables.objKey][k] == " + cur + "[k]) || " +
+		"(oldObject != null && k in " + old + " && " + old + "[k] == " + cur + "[k]))"
 }

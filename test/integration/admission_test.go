@@ -252,6 +252,12 @@ func admissionSpecs(ctx context.Context) {
 		Expect(unstructured.SetNestedField(tlsKC.Object, map[string]any{"type": "Old", "old": map[string]any{}}, "spec", "tlsSecurityProfile")).To(Succeed())
 		refused(sa.Create(ctx, tlsKC, client.DryRunAll), "a weaker kubelet TLS profile")
 
+		// Annotations MCO reads: one stops MCO rendering the pool.
+		refused(sa.Patch(ctx, psi.DeepCopy(), client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"machineconfiguration.openshift.io/generated-by-controller-version":"x"}}}`)), client.DryRunAll), "an annotation MCO reads")
+		refused(sa.Patch(ctx, psi.DeepCopy(), client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"labels":{"custom-pool":"yes"}}}`)), client.DryRunAll), "a label another pool could select")
+
 		// The HCO's annotations are its editors' input: the token can
 		// neither pause the autopilot nor turn a feature on.
 		hco := &unstructured.Unstructured{}
@@ -301,7 +307,7 @@ func admissionSpecs(ctx context.Context) {
 		Expect(logs.find(map[string]string{"state": string(admission.Absent), "action": "report"})).NotTo(BeEmpty())
 
 		// The object as the catalog renders it passes.
-		Expect(sa.Patch(ctx, swap.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"probe":"x"}}}`)), client.DryRunAll)).To(Succeed())
+		Expect(sa.Patch(ctx, swap.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"platform.kubevirt.io/facts":"probe"}}}`)), client.DryRunAll)).To(Succeed())
 	})
 }
 
@@ -471,7 +477,7 @@ func contentProbes(ctx context.Context) {
 	}
 	refused(ds, pod("volumes", volumes), "the host's root")
 	// As it is, it passes.
-	Expect(sa.Patch(ctx, ds.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"probe":"x"}}}`)), client.DryRunAll)).To(Succeed())
+	Expect(sa.Patch(ctx, ds.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"platform.kubevirt.io/facts":"probe"}}}`)), client.DryRunAll)).To(Succeed())
 }
 
 func mustJSON(v any) string {
