@@ -75,7 +75,7 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 	// bounds by content (a role's labels aggregate it; an annotation on a
 	// MachineConfig or KubeletConfig steers MCO)
 	metaLabels, metaAnnotations := map[string]any{}, map[string]any{}
-	schedulable := map[string]bool{}   // key -> the mastersSchedulable its asset needs
+	schedulable := map[string]bool{} // key -> the mastersSchedulable its asset needs
 	var pinned, containers []pinnedEntry
 	var trusted []string // "key|image"
 	r := render.New(fsys)
