@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -65,6 +66,8 @@ func factsSpecs(ctx context.Context) {
 			switch {
 			case d.Verdict != engine.VerdictIncluded || d.Live == nil || d.Asset.Shared || catalog.RebootKinds[d.Desired.GetKind()]:
 			case d.Desired.GetKind() == "HyperConverged":
+			// (Whose labels the admission policy pins: a label can aggregate a role.)
+			case slices.Contains([]string{"ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding", "SecurityContextConstraints"}, d.Desired.GetKind()):
 			default:
 				target = d.Desired
 			}
