@@ -232,7 +232,7 @@ func gateSpecs(ctx context.Context) {
 		sac, err := client.New(asAutopilot, client.Options{})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() error {
-			return sac.Patch(ctx, get(mcGVK, "", psiMC), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"test/probe":"x"}}}`)), client.DryRunAll)
+			return sac.Patch(ctx, get(mcGVK, "", psiMC), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"platform.kubevirt.io/facts":"probe"}}}`)), client.DryRunAll)
 		}).Should(MatchError(ContainSubstring("change freeze")))
 
 		mark, thrashingBefore := requests.mark(), len(events("Thrashing", psiMC))
