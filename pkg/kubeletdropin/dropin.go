@@ -173,24 +173,9 @@ func LeaveOut(mc *unstructured.Unstructured, held map[string][]string) ([]Left, 
 	if len(held) == 0 {
 		return nil, nil
 	}
-	dropIns, sizing, err := Files(mc)
+	dropIns, decoded, ours, err := settingsOf(mc)
 	if err != nil {
 		return nil, err
-	}
-	ours := map[string]bool{}
-	decoded := make([]map[string]any, len(dropIns))
-	for i, f := range dropIns {
-		if decoded[i], err = decodeDropIn(f); err != nil {
-			return nil, err
-		}
-		for k := range decoded[i] {
-			ours[k] = true
-		}
-	}
-	if sizing != nil {
-		for _, k := range sizingFields {
-			ours[k] = true
-		}
 	}
 	left := leftOut(ours, held)
 	if len(left) == 0 {
@@ -307,24 +292,9 @@ func parseEnv(data []byte) map[string]string {
 // KubeletConfigs. Only the settings mc has, and those coupled to them,
 // decide a form.
 func Variants(mc *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
-	dropIns, sizing, err := Files(mc)
+	_, _, ours, err := settingsOf(mc)
 	if err != nil {
 		return nil, err
-	}
-	ours := map[string]bool{}
-	for _, f := range dropIns {
-		m, err := decodeDropIn(f)
-		if err != nil {
-			return nil, err
-		}
-		for k := range m {
-			ours[k] = true
-		}
-	}
-	if sizing != nil {
-		for _, k := range sizingFields {
-			ours[k] = true
-		}
 	}
 	if len(ours) == 0 {
 		return []*unstructured.Unstructured{mc}, nil
@@ -377,4 +347,29 @@ func Variants(mc *unstructured.Unstructured) ([]*unstructured.Unstructured, erro
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// settingsOf reads mc's drop-ins, each decoded, and names the settings
+// they and its sizing file set.
+func settingsOf(mc *unstructured.Unstructured) (dropIns []File, decoded []map[string]any, ours map[string]bool, err error) {
+	dropIns, sizing, err := Files(mc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ours = map[string]bool{}
+	decoded = make([]map[string]any, len(dropIns))
+	for i, f := range dropIns {
+		if decoded[i], err = decodeDropIn(f); err != nil {
+			return nil, nil, nil, err
+		}
+		for k := range decoded[i] {
+			ours[k] = true
+		}
+	}
+	if sizing != nil {
+		for _, k := range sizingFields {
+			ours[k] = true
+		}
+	}
+	return dropIns, decoded, ours, nil
 }
