@@ -56,3 +56,12 @@ spec:
             summary: "Annotation {{`{{ $labels.annotation }}`}} on {{`{{ $labels.kind }}`}} {{`{{ $labels.namespace }}`}}/{{`{{ $labels.name }}`}} is invalid ({{`{{ $labels.reason }}`}})."
             description: "The object is left exactly as it is until the annotation is fixed."
             runbook_url: https://github.com/kubevirt/virt-platform-autopilot/blob/main/docs/runbooks/VirtPlatformAutopilotInvalidAnnotation.md
+        - alert: VirtPlatformAutopilotBesideShippedAutopilot
+          expr: max by (state) (virt_platform_autopilot_shipped_autopilot{state=~"acting|unknown"}) == 1
+          for: 10m
+          labels:
+            severity: warning
+          annotations:
+            summary: "The autopilot OpenShift Virtualization ships is {{`{{ $labels.state }}`}}: this autopilot writes nothing."
+            description: "Both write the same objects under the same field manager name, so this one holds every write while the shipped one acts or cannot be judged. The HyperConverged's ShippedAutopilot event and /debug/health name its Deployment and the step to hand over."
+            runbook_url: https://github.com/kubevirt/virt-platform-autopilot/blob/main/docs/runbooks/VirtPlatformAutopilotBesideShippedAutopilot.md

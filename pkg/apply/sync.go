@@ -27,6 +27,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/managedfields"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/settle"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/shipped"
 )
 
 // Syncer brings live objects to their desired state with server-side apply.
@@ -145,11 +146,13 @@ func (s *Syncer) SyncOn(ctx context.Context, rc *rendercontext.RenderContext, d 
 	res.Opponents, certain = opponents(d.Live, diff)
 	w := gate.ForDecision(d, gate.Correct, diff, res.Opponents)
 	res.Disruption = &w.Disruption
-	if v := s.Gate.Peek(rc, w); !v.Go && v.Check == gate.WriteBudget {
+	if v := s.Gate.Peek(rc, w); !v.Go && (v.Check == gate.WriteBudget || v.Check == gate.Beside) {
 		// Its budget spent and nothing else holding it first (the gate's
-		// order): nothing is sent, not even a dry run. Held by another
-		// check, the dry run still tells whether there is a write to hold
-		// (the Judge after it reports the hold).
+		// order), or the shipped autopilot acting (whose writes under
+		// the same manager name a dry run would only describe): nothing
+		// is sent, not even a dry run. Held by another check, the dry run
+		// still tells whether there is a write to hold (the Judge after
+		// it reports the hold).
 		return held(res, v)
 	}
 	if !certain && !s.isVerified(id, "drifted "+stamp) {
@@ -248,6 +251,9 @@ func (s *Syncer) apply(ctx context.Context, d *engine.Decision, res engine.Resul
 		res.Reason = "updated " + strings.Join(res.Drift, ", ")
 	default:
 		res.Reason = "corrected " + strings.Join(res.Drift, ", ")
+		if len(res.Opponents) > 0 {
+			res.Reason += " (changed by " + strings.Join(res.Opponents, ", ") + ")"
+		}
 	}
 	return res
 }
@@ -258,7 +264,9 @@ func (s *Syncer) apply(ctx context.Context, d *engine.Decision, res engine.Resul
 // cannot place (a path not understood, one nobody owns: removed by
 // someone, or new) counts as a correction.
 func ownChange(live *unstructured.Unstructured, drift []string) bool {
-	if len(drift) == 0 {
+	if len(drift) == 0 || shipped.WroteLast(live) {
+		// Another writer under the same field manager name: its fields
+		// look like the autopilot's own, but the change was not.
 		return false
 	}
 	for _, path := range drift {
@@ -403,7 +411,10 @@ func opponents(live *unstructured.Unstructured, diff []string) (out []string, ce
 		}
 	}
 	sort.Strings(out)
-	return out, certain
+	// A writer under this autopilot's own field manager name owns no
+	// field as another manager: named from the object (the stamp its
+	// apply dropped), never absorbed as "nobody".
+	return shipped.NameOpponents(live, out), certain
 }
 
 // Delete sends the one DELETE of live, which the gate let go (its

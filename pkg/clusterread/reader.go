@@ -90,7 +90,10 @@ func New(mgr manager.Manager, opts Options) (*Reader, error) {
 		kinds:      opts.Kinds,
 		structures: opts.Structures,
 	}
-	if r.lookups, err = newLookups(mgr, append(slices.Clone(r.reads), opts.Objects...), func() *syncGate { return newSyncGate(opts.SyncTimeout) }); err != nil {
+	// The shipped autopilot's Deployment is read by name from its own
+	// watch: the label-filtered cache would answer "absent".
+	keys := append(append(slices.Clone(r.reads), opts.Objects...), gather.ShippedKey(opts.Namespace))
+	if r.lookups, err = newLookups(mgr, keys, func() *syncGate { return newSyncGate(opts.SyncTimeout) }); err != nil {
 		return nil, err
 	}
 	// Started with the controller (after leader election, when enabled).

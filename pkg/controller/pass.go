@@ -185,6 +185,10 @@ func (p *pass) report(eval engine.Evaluation) {
 		// Paused manages nothing: a hub must not read its last features
 		// as compliant.
 		p.retry = minPositive(p.retry, r.publishIdle(ctx, report.IdlePaused))
+	case p.act.Beside.Holds():
+		// Beside the shipped autopilot nothing is managed by this one: a
+		// hub reads why, not features it does not keep.
+		p.retry = minPositive(p.retry, r.publishIdle(ctx, report.IdleBesideShipped))
 	default:
 		// A report, like an Event: written in report-only too.
 		statuses := features.Of(r.opts.Catalog, eval.Context, eval.Decisions, r.report.Snapshot().Last)

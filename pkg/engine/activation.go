@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/shipped"
 )
 
 // Activation is the HCO's platform.kubevirt.io/autopilot switch: absent or
@@ -26,13 +28,16 @@ type Activation struct {
 	Unknown []string
 	// Value is the annotation as written, for messages.
 	Value string
+	// Beside is the autopilot OpenShift Virtualization ships, as this
+	// pass judged it (Beside): while it holds, the gate sends nothing.
+	Beside shipped.Verdict
 }
 
 // ActivationOf reads the switch from the HCO; cat resolves names and groups.
 func ActivationOf(rc *rendercontext.RenderContext, cat *catalog.Catalog) Activation {
 	v, ok := rc.HCOAnnotation(annotations.Autopilot)
 	parsed := annotations.ParseActivation(v, ok)
-	a := Activation{Value: strings.TrimSpace(v)}
+	a := Activation{Value: strings.TrimSpace(v), Beside: Beside(rc)}
 	switch {
 	case parsed.All:
 		return a
@@ -89,3 +94,16 @@ func (a Activation) Allows(as *catalog.Asset) (bool, string) {
 	}
 	return false, fmt.Sprintf("paused: not listed in HCO annotation %s=%q", annotations.Autopilot, a.Value)
 }
+
+// Beside judges the autopilot OpenShift Virtualization ships from the
+// cluster as rc read it (pkg/shipped): the one judgement the activation
+// report and the gate share. No context holds.
+func Beside(rc *rendercontext.RenderContext) shipped.Verdict {
+	if rc == nil {
+		return shipped.Judge(nil, errNoContext, "", "", false)
+	}
+	v, ok := rc.HCOAnnotation(annotations.Autopilot)
+	return shipped.Judge(rc.Shipped, rc.ShippedErr, rc.Namespace, v, ok)
+}
+
+var errNoContext = errors.New("no view of the cluster")

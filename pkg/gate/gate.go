@@ -12,24 +12,27 @@
 //  1. deletion intent: a deletion goes only on a person's or a release's
 //     intent, of an object provably the autopilot's (engine.Guard);
 //  2. report-only: nothing is written or deleted, ever (Drifted);
-//  3. input: an exclusion entry not understood holds what reboots a pool
+//  3. beside the shipped autopilot: while the autopilot OpenShift
+//     Virtualization ships acts, or whether it does cannot be told,
+//     nothing is written or deleted (Paused; pkg/shipped);
+//  4. input: an exclusion entry not understood holds what reboots a pool
 //     or changes remediation (Invalid);
-//  4. dependency: a write waits for the write it goes with
+//  5. dependency: a write waits for the write it goes with
 //     (MissingDependency);
-//  5. backoff: after a failure, nothing of the asset (or tombstone) is
+//  6. backoff: after a failure, nothing of the asset (or tombstone) is
 //     read or sent until its backoff expires (Failed);
-//  6. settle: a write that changed facts ask for, and that changes the
+//  7. settle: a write that changed facts ask for, and that changes the
 //     object, waits for them to hold (Settling);
-//  7. fact budget: a fact-driven write that reboots a pool goes at most
+//  8. fact budget: a fact-driven write that reboots a pool goes at most
 //     FactRolloutBudget times per FactRolloutWindow per object, counted
 //     on the object itself (Staged);
-//  8. disruption window: a write that reboots a pool goes only while the
+//  9. disruption window: a write that reboots a pool goes only while the
 //     HCO's window is open, or when it has none (Staged);
-//  9. busy pools: a write that reboots a pool waits while any pool it
+//  10. busy pools: a write that reboots a pool waits while any pool it
 //     reaches is rolling or not yet judged by MCO, or the pools cannot be
 //     read (until at rest), or is degraded or has a node not ready (at
 //     most PoolBusyBound) (Settling);
-//  10. write budget: a correction, merge or re-creation takes a token
+//  11. write budget: a correction, merge or re-creation takes a token
 //     from the object's bucket (Throttled).
 //
 // What a write reaches is computed by one function for every path
@@ -228,13 +231,15 @@ func (g *Gate) Peek(rc *rendercontext.RenderContext, w Write) Verdict {
 // Deletion intent comes before report-only: a deletion the guard refuses
 // is no change a report-only autopilot would make, so it is reported as
 // kept, not as "would delete".
-var Order = []string{Intent, "report-only", "input", "dependency", Backoff, "settle", "fact budget", "window", "pools", WriteBudget}
+var Order = []string{Intent, "report-only", Beside, "input", "dependency", Backoff, "settle", "fact budget", "window", "pools", WriteBudget}
 
 // The checks callers tell apart by name.
 const (
 	// Intent: a deletion the guard refuses (not provably the
 	// autopilot's, not intended): the object is kept (Verdict.Kept).
 	Intent = "deletion intent"
+	// Beside: the autopilot OpenShift Virtualization ships acts, or may.
+	Beside = "beside the shipped autopilot"
 	// Backoff: the asset's (or tombstone's) last attempt failed and its
 	// backoff has not expired.
 	Backoff = "backoff"
@@ -261,6 +266,7 @@ type check func(j *judgement) (Verdict, bool)
 var checks = map[string]check{
 	Intent:        (*judgement).intent,
 	"report-only": (*judgement).reportOnly,
+	Beside:        (*judgement).beside,
 	"input":       (*judgement).input,
 	"dependency":  (*judgement).dependency,
 	Backoff:       (*judgement).backoff,
@@ -328,6 +334,22 @@ func (j *judgement) reportOnly() (Verdict, bool) {
 		return Verdict{}, false
 	}
 	return reportOnly(j.w), true
+}
+
+// beside: while the autopilot OpenShift Virtualization ships acts (or
+// whether it does cannot be told), nothing is written or deleted: it
+// writes the same objects under the same field manager name, so each
+// apply would undo the other's (Paused; engine.Beside). Judged on this
+// pass's view of the cluster, so a restart decides the same.
+func (j *judgement) beside() (Verdict, bool) {
+	if j.w.Op == Attempt {
+		return Verdict{}, false // a read or render, or a report: no write
+	}
+	v := engine.Beside(j.rc)
+	if !v.Holds() {
+		return Verdict{}, false
+	}
+	return Verdict{Outcome: engine.Paused, Reason: v.Reason, RetryAfter: j.g.cfg.Resync}, true
 }
 
 // input: an entry of the HCO's exclusion list that is not understood may

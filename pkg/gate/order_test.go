@@ -28,6 +28,7 @@ var holds = map[string]struct {
 	"deletion intent": {engine.Retained, "adopted"},
 	"backoff":         {engine.Failed, "last attempt failed"},
 	"report-only":     {engine.Drifted, "report-only"},
+	gate.Beside:       {engine.Paused, "OpenShift Virtualization ships"},
 	"input":           {engine.Invalid, annotations.DisabledResources},
 	"dependency":      {engine.MissingDependency, "carrier"},
 	"settle":          {engine.Settling, "it renders from changed"},
@@ -62,12 +63,18 @@ func scene(t *testing.T, on map[string]bool) (*gate.Gate, *rendercontext.RenderC
 	if on["input"] {
 		ann[annotations.DisabledResources] = "machineconfigs/50-kubevirt-thing"
 	}
+	var shippedDeploy *unstructured.Unstructured
+	if on[gate.Beside] {
+		// The shipped autopilot of HCO v1.18.1, opted in by the switch.
+		ann[annotations.Autopilot] = "true"
+		shippedDeploy = shippedAutopilot("ba94138eb74ebf3508dd1f2722773d0f1091aa683947ff1a1a5690168fed6384")
+	}
 	hco.SetAnnotations(ann)
 	worker := ""
 	if on["pools"] {
 		worker = "Updating"
 	}
-	rc := rendercontext.New(rendercontext.Facts{HCO: hco, Observed: rendercontext.Observed{Pools: []*unstructured.Unstructured{
+	rc := rendercontext.New(rendercontext.Facts{HCO: hco, Observed: rendercontext.Observed{Shipped: shippedDeploy, Pools: []*unstructured.Unstructured{
 		pool("master", []any{"master"}, ""), pool("worker", []any{"worker"}, worker)}}})
 
 	obj := object(reboot)
@@ -104,6 +111,21 @@ func scene(t *testing.T, on map[string]bool) (*gate.Gate, *rendercontext.RenderC
 	return g, rc, w
 }
 
+// shippedAutopilot is the Deployment the HCO's CSV installs (selector
+// app=virt-platform-autopilot, container manager), with image digest.
+func shippedAutopilot(digest string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "virt-platform-autopilot", "namespace": "openshift-cnv"},
+		"spec": map[string]any{
+			"replicas": int64(1),
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "virt-platform-autopilot", "control-plane": "controller-manager"}},
+			"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{
+				"name": "manager", "image": "quay.io/openshift-virtualization/virt-platform-autopilot@sha256:" + digest}}}},
+		},
+	}}
+}
+
 // decidedBy names the check whose verdict v is.
 func decidedBy(v gate.Verdict) string {
 	var out []string
@@ -136,7 +158,7 @@ func TestEveryCheckHoldsAlone(t *testing.T) {
 }
 
 // documented is the order docs/architecture.md gives.
-var documented = []string{"deletion intent", "report-only", "input", "dependency", "backoff", "settle", "fact budget", "window", "pools", "write budget"}
+var documented = []string{"deletion intent", "report-only", "beside the shipped autopilot", "input", "dependency", "backoff", "settle", "fact budget", "window", "pools", "write budget"}
 
 // writesOnly are the checks that never concern a deletion (it neither
 // settles nor spends a budget): they cannot hold together with the
@@ -219,5 +241,27 @@ func TestExclusionNotUnderstoodHoldsEveryPath(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Beside the shipped autopilot every write and delete holds, and only
+// those: reading and rendering an asset, or publishing the fleet status
+// (Attempt, judged without a view of the cluster) goes on, or nothing
+// could be reported.
+func TestBesideHoldsWritesNotAttempts(t *testing.T) {
+	g, rc, w := scene(t, map[string]bool{gate.Beside: true})
+	if v := g.Attempt(w.Retry); !v.Go {
+		t.Fatalf("an attempt is held: %+v", v)
+	}
+	for _, op := range []gate.Op{gate.Create, gate.Recreate, gate.Correct, gate.Merge} {
+		w.Op = op
+		if v := g.Judge(rc, w); v.Go || v.Check != gate.Beside {
+			t.Errorf("%s beside an acting shipped autopilot: %+v", op, v)
+		}
+	}
+	// No view of the cluster: whether it acts cannot be told, so a write holds.
+	w.Op = gate.Correct
+	if v := g.Judge(nil, w); v.Go || v.Check != gate.Beside {
+		t.Errorf("a write judged without a view: %+v", v)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/shipped"
 )
 
 // Facts reads the RenderContext facts through r. The HCO is required (NotFound is returned
@@ -90,6 +91,9 @@ func Facts(ctx context.Context, r client.Reader, namespace string, reads []rende
 		served[schema.GroupKind{Group: crds.Items[i].Spec.Group, Kind: crds.Items[i].Spec.Names.Kind}] = true
 	}
 	f.Objects, f.ObjectErrs = readObjects(ctx, r, reads, served)
+	// The autopilot OpenShift Virtualization ships, if it runs here
+	// (pkg/shipped): a failed read is kept, and holds every write.
+	f.Shipped, f.ShippedErr = getNamespaced(ctx, r, ShippedKey(namespace))
 	f.StorageClasses, f.StorageClassesErr = listAll(ctx, r, rendercontext.StorageClassGVK)
 	if nr, ok := r.(NodeReader); ok {
 		// The controller: nodes counted by class as their events arrive,
@@ -135,6 +139,27 @@ func getOptional(ctx context.Context, r client.Reader, gvk schema.GroupVersionKi
 		return nil, nil
 	default:
 		return nil, fmt.Errorf("get %s %s: %w", gvk.Kind, name, err)
+	}
+}
+
+// ShippedKey is the shipped autopilot's Deployment in the HCO's
+// namespace: the controller reads it from its own narrow watch.
+func ShippedKey(namespace string) rendercontext.ObjectKey {
+	return rendercontext.ObjectKey{GVK: schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, Namespace: namespace, Name: shipped.DeploymentName}
+}
+
+// getNamespaced reads one object by key; absent is nil, an error is kept.
+func getNamespaced(ctx context.Context, r client.Reader, k rendercontext.ObjectKey) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(k.GVK)
+	err := r.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: k.Name}, u)
+	switch {
+	case err == nil:
+		return u, nil
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("get %s: %w", k, err)
 	}
 }
 

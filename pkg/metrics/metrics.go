@@ -74,8 +74,15 @@ var (
 	// Idle is 1 for the reason the autopilot writes and deletes nothing.
 	Idle = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: ns, Name: "idle",
-		Help: "1 while nothing is written or deleted, by reason (hco_crd_absent, hco_version_unserved, hco_absent, hco_terminating).",
+		Help: "1 while nothing is written or deleted, by reason (hco_crd_absent, hco_version_unserved, hco_absent, hco_terminating, paused, facts_unreadable, beside_shipped_autopilot).",
 	}, []string{"reason"})
+
+	// ShippedAutopilot is 1 for the state of the autopilot OpenShift
+	// Virtualization ships (pkg/shipped).
+	ShippedAutopilot = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: ns, Name: "shipped_autopilot",
+		Help: "1 for the state of the autopilot OpenShift Virtualization ships in the HCO's namespace (absent, idle, acting, unknown); while acting or unknown this autopilot writes and deletes nothing.",
+	}, []string{"state"})
 
 	// AdmissionPolicy is 1 for the state of the admission policy bounding
 	// the autopilot's own writes (pkg/admission).
@@ -101,5 +108,5 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(Compliance, Deferred, AssetOutcome, InvalidAnnotation, CorrectiveWrites, DriftDetected, Customization, Throttled,
-		MissingDependency, Tombstone, Idle, AdmissionPolicy, NodeEvents, ReconcileDuration)
+		MissingDependency, Tombstone, Idle, ShippedAutopilot, AdmissionPolicy, NodeEvents, ReconcileDuration)
 }

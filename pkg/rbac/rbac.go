@@ -17,6 +17,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/render"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/shipped"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
@@ -58,6 +59,10 @@ var static = []rbacv1.PolicyRule{
 	// Whether the admission policy bounding its own writes is in place
 	// (pkg/admission): read and watched by name.
 	{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"}, Verbs: []string{"get", "list", "watch"}},
+	// Whether the autopilot OpenShift Virtualization ships runs beside it
+	// (pkg/shipped): its Deployment, read and watched by name only (a
+	// list or watch narrowed to metadata.name is authorized by name).
+	{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, ResourceNames: []string{shipped.DeploymentName}, Verbs: []string{"get", "list", "watch"}},
 }
 
 // Rules returns the ClusterRole rules, least privilege:

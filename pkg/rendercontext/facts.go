@@ -64,6 +64,11 @@ type Observed struct {
 	// Images are the operand images, by name (RELATED_IMAGE_FOO_BAR is
 	// foo-bar), as the operator's deployment sets them.
 	Images map[string]string
+	// Shipped is the Deployment of the autopilot OpenShift Virtualization
+	// ships (pkg/shipped) in the HCO's namespace, nil when there is none;
+	// ShippedErr says it could not be read (then nothing is written).
+	Shipped    *unstructured.Unstructured
+	ShippedErr error
 }
 
 const (

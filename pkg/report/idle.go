@@ -33,10 +33,13 @@ const (
 	// IdleFactsUnreadable: the cluster's facts (the HCO, nodes, pools,
 	// CRDs) cannot be read, so nothing can be decided.
 	IdleFactsUnreadable IdleReason = "facts_unreadable"
+	// IdleBesideShipped: the autopilot OpenShift Virtualization ships acts
+	// on the HCO's switch, or whether it does cannot be told (pkg/shipped).
+	IdleBesideShipped IdleReason = "beside_shipped_autopilot"
 )
 
 // IdleReasons are every IdleReason, for the metric.
-var IdleReasons = []IdleReason{IdleHCOCRDAbsent, IdleHCOVersionUnserved, IdleHCOAbsent, IdleHCOTerminating, IdlePaused, IdleFactsUnreadable}
+var IdleReasons = []IdleReason{IdleHCOCRDAbsent, IdleHCOVersionUnserved, IdleHCOAbsent, IdleHCOTerminating, IdlePaused, IdleFactsUnreadable, IdleBesideShipped}
 
 // IdleStatus is why the autopilot is idle (/debug/health).
 type IdleStatus struct {

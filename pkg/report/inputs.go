@@ -12,6 +12,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/shipped"
 )
 
 // Notices reports what on the HCO the autopilot does not act on as
@@ -60,9 +61,14 @@ func (r *Reporter) Activation(ctx context.Context, hco *unstructured.Unstructure
 	} else {
 		r.forgetInputEvent(hco, "ReportOnly")
 	}
+	r.shipped(hco, act.Beside)
 	if !act.Paused {
-		r.Idle(ctx, IdleStatus{})
 		r.forgetInputEvent(hco, "Paused")
+		if act.Beside.Holds() {
+			r.Idle(ctx, IdleStatus{Reason: IdleBesideShipped, Message: act.Beside.Reason})
+			return
+		}
+		r.Idle(ctx, IdleStatus{})
 		return
 	}
 	msg := fmt.Sprintf("paused by HCO annotation %s=%q: nothing is written or deleted until it is removed, \"true\", or lists assets", annotations.Autopilot, act.Value)
@@ -95,4 +101,29 @@ func (r *Reporter) forgetInputEvent(hco *unstructured.Unstructured, reason strin
 
 func inputKey(hco *unstructured.Unstructured, reason string) string {
 	return "input\x00" + engine.ObjectKey(hco) + "|" + reason
+}
+
+// ShippedEvent is the Event reason saying that the autopilot OpenShift
+// Virtualization ships holds this one's writes.
+const ShippedEvent = "ShippedAutopilot"
+
+// shipped reports the autopilot OpenShift Virtualization ships: its state
+// as a metric and in /debug/health, and while it holds this one's writes
+// one Event per episode (the message says how to hand over).
+func (r *Reporter) shipped(hco *unstructured.Unstructured, v shipped.Verdict) {
+	for _, s := range shipped.States {
+		g := 0.0
+		if s == v.State {
+			g = 1
+		}
+		metrics.ShippedAutopilot.WithLabelValues(string(s)).Set(g)
+	}
+	r.mu.Lock()
+	r.beside = v
+	r.mu.Unlock()
+	if v.Holds() {
+		r.inputEventOnce(hco, ShippedEvent, v.Reason)
+		return
+	}
+	r.forgetInputEvent(hco, ShippedEvent)
 }

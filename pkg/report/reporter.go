@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/shipped"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
@@ -66,6 +67,9 @@ type Reporter struct {
 	lastError     string
 	hcoRV         string
 	idle          IdleStatus
+	// beside is the autopilot OpenShift Virtualization ships, as last
+	// judged.
+	beside shipped.Verdict
 }
 
 // New returns a Reporter recording Events through recorder.
@@ -126,6 +130,9 @@ type Health struct {
 	// TLSProfile is the TLS profile the secure endpoints serve (the
 	// cluster's, pkg/tlsprofile).
 	TLSProfile string `json:"tlsProfile,omitempty"`
+	// ShippedAutopilot is the autopilot OpenShift Virtualization ships,
+	// when one was found or could not be read (pkg/shipped).
+	ShippedAutopilot *shipped.Verdict `json:"shippedAutopilot,omitempty"`
 }
 
 // Snapshot returns a copy of what was last recorded.
@@ -141,6 +148,10 @@ func (r *Reporter) Snapshot() Snapshot {
 	if r.idle.Reason != "" {
 		i := r.idle
 		s.Health.Idle = &i
+	}
+	if r.beside.State != "" && r.beside.State != shipped.Absent {
+		b := r.beside
+		s.Health.ShippedAutopilot = &b
 	}
 	return s
 }
