@@ -31,9 +31,16 @@ spec:
     # Merge identical guest pages on every node.
     ksmConfiguration:
       nodeLabelSelector: {}
+{{- if hcoSkipsWasp }}
     higherWorkloadDensity:
       # Above 120% only with swap as a safety net for memory spikes: on
       # every node that runs VMs, as their kubelets report it (the swap
       # MachineConfig turns swap on only where an OCPSWAP partition is).
       memoryOvercommitPercentage: {{ if and (not (excluded "MachineConfig" "" "90-worker-kubevirt-swap")) swapOnEveryVMNode }}150{{ else }}120{{ end }}
+{{- end }}
+    # Memory is overcommitted only while the HCO's switch keeps it from
+    # deploying the WASP agent (platform.kubevirt.io/autopilot "true"):
+    # above 100% the HCO otherwise deploys it, a privileged second swap
+    # stack beside the kubelet's LimitedSwap (pkg/hcoreact). The features
+    # view says so.
 {{- end }}

@@ -60,6 +60,13 @@ const (
 	// is never forced, never drift, reported as deferred. Absent: the
 	// default list (DefaultYieldTo).
 	YieldTo = "platform.kubevirt.io/yield-to"
+	// ShippedPaused "true" on an object is the mark the autopilot
+	// OpenShift Virtualization ships puts on one it stopped writing after
+	// an edit war (openshift-virtualization/virt-platform-autopilot
+	// pkg/engine/patcher.go setPauseAnnotation), or a person's pause of
+	// it. Never written here: an object carrying it is left as it is and
+	// reported (Conflict), and never deleted (pkg/shipped).
+	ShippedPaused = "platform.kubevirt.io/reconcile-paused"
 	// LoggingStorageClass on the HCO names the storage class of a new
 	// LokiStack's volumes (the logging feature).
 	LoggingStorageClass = "platform.kubevirt.io/logging-storage-class"

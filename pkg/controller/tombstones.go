@@ -61,7 +61,7 @@ func (p *pass) carriedTombstones(act engine.Activation) {
 	results := p.r.reaper.Reap(p.ctx, p.carried, p.judgeRemoval(func(t *unstructured.Unstructured) (string, bool) {
 		for _, c := range p.carried {
 			if engine.Identity(c.Object) == engine.Identity(t) {
-				return engine.CarrierWaits(c.CarriedBy, p.results)
+				return engine.CarrierWaits(c.CarriedBy, c.CarriedOnly, p.results)
 			}
 		}
 		return "", false

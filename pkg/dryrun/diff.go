@@ -20,6 +20,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/hcoreact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/impact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/objyaml"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/redact"
@@ -56,14 +57,18 @@ type ObjectDiff struct {
 	// Deferred are fields left to their declared owners, which the diff
 	// does not change (platform.kubevirt.io/yield-to).
 	Deferred []engine.Deferral `json:"deferred,omitempty"`
+	// Reactions are what the HCO does about a change of its CR
+	// (pkg/hcoreact): none of them rolls a pool.
+	Reactions []hcoreact.Reaction `json:"hcoReactions,omitempty"`
 
 	// write is the change as the gate judges it; asset and deletes say
 	// whose step it is (a decision's write, or a deletion), carriedBy the
 	// assets a tombstone's deletion waits for.
-	write     gate.Write
-	asset     string
-	deletes   bool
-	carriedBy string
+	write       gate.Write
+	asset       string
+	deletes     bool
+	carriedBy   string
+	carriedOnly bool
 	// check is the gate's check that holds it (gate.Order).
 	check string
 	// keptAs introduces the reason a deletion the gate keeps (not
@@ -101,7 +106,7 @@ func Diff(ctx context.Context, c client.Client, cat *catalog.Catalog, rc *render
 			continue
 		}
 		if o.carriedBy != "" {
-			o.write.Waits, _ = engine.CarrierWaits(o.carriedBy, steps)
+			o.write.Waits, _ = engine.CarrierWaits(o.carriedBy, o.carriedOnly, steps)
 		}
 		o.Disruption = o.write.Disruption
 		v := g.Judge(rc, o.write)
@@ -172,7 +177,7 @@ func diff(ctx context.Context, c client.Client, rc *rendercontext.RenderContext,
 		}
 		od := deletion("", live, "tombstone "+t.Path)
 		od.write = gate.ForRemoval(rc, gate.Tombstone, "", live, false)
-		od.deletes, od.carriedBy, od.keptAs = true, t.CarriedBy, "tombstone "+t.Path+" not applied: "
+		od.deletes, od.carriedBy, od.carriedOnly, od.keptAs = true, t.CarriedBy, t.CarriedOnly, "tombstone "+t.Path+" not applied: "
 		out = append(out, od)
 	}
 	return out, nil
@@ -192,6 +197,9 @@ func applyDiff(ctx context.Context, c client.Client, d *engine.Decision) (Object
 		after = toYAML(obj)
 	}
 	od.Diff = unifiedDiff("live/"+od.Object, "autopilot/"+od.Object, before, after)
+	if obj.GroupVersionKind() == rendercontext.HCOGVK {
+		od.Reactions = hcoreact.Of(d.Live, obj)
+	}
 	switch {
 	case d.Live == nil:
 		od.Change = Created

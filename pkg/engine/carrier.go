@@ -15,7 +15,10 @@ type Step struct {
 // may carry it once it can. The gate holds the deletion on it
 // (gate.Write.Waits); the controller and render --output diff ask it of
 // the same steps.
-func CarrierWaits(assets string, steps map[string]Step) (string, bool) {
+//
+// only (a carried-only tombstone): while no carrier is active the object
+// is kept, since it still does its job.
+func CarrierWaits(assets string, only bool, steps map[string]Step) (string, bool) {
 	var undecided []string
 	for _, name := range strings.Split(assets, ",") {
 		name = strings.TrimSpace(name)
@@ -38,6 +41,9 @@ func CarrierWaits(assets string, steps map[string]Step) (string, bool) {
 	}
 	if len(undecided) > 0 {
 		return "its settings move to another asset's object, which cannot be judged now (" + strings.Join(undecided, "; ") + "): kept until it can", true
+	}
+	if only {
+		return "no asset that does its job is active (" + assets + "): kept, it still does it", true
 	}
 	return "", false
 }

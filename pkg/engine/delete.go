@@ -178,7 +178,7 @@ func Cascades(live *unstructured.Unstructured) (string, bool) {
 // customizations lists the annotations by which a person tailored live.
 func customizations(live *unstructured.Unstructured) []string {
 	var out []string
-	for _, k := range []string{annotations.Patch, annotations.IgnoreFields} {
+	for _, k := range []string{annotations.Patch, annotations.IgnoreFields, annotations.ShippedPaused} {
 		if _, ok := live.GetAnnotations()[k]; ok {
 			out = append(out, k)
 		}

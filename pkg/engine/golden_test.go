@@ -76,6 +76,8 @@ func TestRenderGoldens(t *testing.T) {
 					"platform.kubevirt.io/enable-loadaware": "true", "platform.kubevirt.io/enable-pci-passthrough": "true",
 					"platform.kubevirt.io/enable-vfio-assignment": "true", "platform.kubevirt.io/enable-usb-passthrough": "true",
 					"platform.kubevirt.io/enable-higher-density": "true", "platform.kubevirt.io/enable-aaq": "true",
+					// "true": the HCO deploys no WASP agent, so memory is overcommitted.
+					"platform.kubevirt.io/autopilot": "true",
 				}},
 				"spec": map[string]any{
 					"featureGates": []any{map[string]any{"name": "CPUManager"}},

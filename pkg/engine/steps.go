@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -242,6 +243,14 @@ func (s *evaluation) customizations() bool {
 	case mode == annotations.ModeReportOnly:
 		d.ReportOnly = true
 		d.Customizations = append(d.Customizations, "report-only")
+	}
+	if strings.TrimSpace(liveAnn[annotations.ShippedPaused]) == "true" {
+		// Someone fought the shipped autopilot over it, or paused it: the
+		// meaning is not this autopilot's to guess.
+		d.Verdict = VerdictConflict
+		d.Reason = fmt.Sprintf("annotated %s=true, the mark of the autopilot OpenShift Virtualization ships after an edit war (or a person's pause of it): left as it is; remove it to hand the object to this autopilot, or set %s=%s to keep it", annotations.ShippedPaused, annotations.Mode, annotations.ModeUnmanaged)
+		d.Customizations = append(d.Customizations, "reconcile-paused")
+		return true
 	}
 	if v, ok := liveAnn[annotations.Patch]; ok {
 		d.Customizations = append(d.Customizations, "patch")

@@ -6,11 +6,14 @@
 package features
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/hcoreact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
@@ -141,10 +144,30 @@ func withReports(f *catalog.Feature, rc *rendercontext.RenderContext, reason str
 			notes = append(notes, strings.Join(gaps, "; ")+"; higher density overcommits memory beyond 120% only once every VM node does")
 		}
 	}
+	if slices.Contains(f.Reports, catalog.ReportHCOReaction) {
+		notes = append(notes, hcoReaction(rc)...)
+	}
 	if reason != "" {
 		notes = append([]string{reason}, notes...)
 	}
 	return strings.Join(notes, "; ")
+}
+
+// hcoReaction says what the HCO does about memory overcommit: whether
+// its switch keeps the WASP agent away (then the golden config
+// overcommits), and whether the HCO deploys it now.
+func hcoReaction(rc *rendercontext.RenderContext) []string {
+	v, set := rc.HCOAnnotation(annotations.Autopilot)
+	var notes []string
+	if hcoreact.SkipsWasp(v, set) {
+		notes = append(notes, fmt.Sprintf("the HCO does not deploy the WASP agent (%s=%q): one swap stack, the kubelet's LimitedSwap", annotations.Autopilot, strings.TrimSpace(v)))
+	} else {
+		notes = append(notes, fmt.Sprintf("memory is not overcommitted: above 100%% the HCO would deploy the WASP agent, a privileged second swap stack, unless HCO annotation %s is \"true\"; set it to \"true\" to overcommit (beside the autopilot OpenShift Virtualization ships, that value also makes it act)", annotations.Autopilot))
+	}
+	if hcoreact.DeploysWasp(rc.HCOObject()) {
+		notes = append(notes, "the HCO deploys the WASP agent now (memoryOvercommitPercentage above 100 without that switch)")
+	}
+	return notes
 }
 
 func assetStatus(m member) AssetStatus {

@@ -87,6 +87,9 @@ const (
 	// check concerns (a tombstone's read, the fleet status): only its
 	// backoff can hold it (Gate.Attempt).
 	Attempt Op = "attempt"
+	// Report writes the autopilot's own report (the fleet status), no
+	// managed object: only its write budget concerns it (Gate.Budget).
+	Report Op = "report"
 )
 
 // Deletes reports whether op removes its object.
@@ -95,7 +98,7 @@ func (op Op) Deletes() bool { return op == SwitchOff || op == Tombstone || op ==
 // Budgeted reports whether op spends the object's write budget: a write
 // that undoes someone else's change (a correction, a merge, a re-creation
 // of what someone deleted).
-func (op Op) Budgeted() bool { return op == Correct || op == Merge || op == Recreate }
+func (op Op) Budgeted() bool { return op == Correct || op == Merge || op == Recreate || op == Report }
 
 // Write is one write, as the gate judges it.
 type Write struct {
@@ -342,8 +345,8 @@ func (j *judgement) reportOnly() (Verdict, bool) {
 // apply would undo the other's (Paused; engine.Beside). Judged on this
 // pass's view of the cluster, so a restart decides the same.
 func (j *judgement) beside() (Verdict, bool) {
-	if j.w.Op == Attempt {
-		return Verdict{}, false // a read or render, or a report: no write
+	if j.w.Op == Attempt || j.w.Op == Report {
+		return Verdict{}, false // a read or render, or its own report: no managed object
 	}
 	v := engine.Beside(j.rc)
 	if !v.Holds() {
@@ -529,7 +532,7 @@ func IsRefusal(err error) bool {
 func (g *Gate) Budget(id string) (bool, time.Duration) {
 	// Judged like a correction that reaches no node: only the write
 	// budget concerns it.
-	v := g.judge(nil, Write{Op: Correct, ID: id}, true)
+	v := g.judge(nil, Write{Op: Report, ID: id}, true)
 	return v.Go, v.RetryAfter
 }
 

@@ -244,14 +244,17 @@ func TestExclusionNotUnderstoodHoldsEveryPath(t *testing.T) {
 	}
 }
 
-// Beside the shipped autopilot every write and delete holds, and only
-// those: reading and rendering an asset, or publishing the fleet status
-// (Attempt, judged without a view of the cluster) goes on, or nothing
-// could be reported.
+// Beside the shipped autopilot every write and delete of a managed object
+// holds, and only those: reading and rendering an asset (Attempt) and
+// publishing the fleet status (Budget) go on, or nothing could be
+// reported.
 func TestBesideHoldsWritesNotAttempts(t *testing.T) {
 	g, rc, w := scene(t, map[string]bool{gate.Beside: true})
 	if v := g.Attempt(w.Retry); !v.Go {
 		t.Fatalf("an attempt is held: %+v", v)
+	}
+	if ok, _ := g.Budget("ConfigMap/virt-platform-autopilot-system/virt-platform-autopilot-status"); !ok {
+		t.Fatal("the fleet status, its own report, is held")
 	}
 	for _, op := range []gate.Op{gate.Create, gate.Recreate, gate.Correct, gate.Merge} {
 		w.Op = op

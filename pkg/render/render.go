@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/hcoreact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/objyaml"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/reservation"
@@ -359,6 +360,10 @@ func (s *set) contextFuncs() template.FuncMap {
 		// (status.nodeInfo.swap), never inferred from the swap
 		// MachineConfig.
 		"swapOnEveryVMNode": func() bool { return s.rc.SwapOnEveryVMNode() },
+		// hcoSkipsWasp: the HCO's platform.kubevirt.io/autopilot value
+		// keeps the HCO from deploying the WASP agent when memory is
+		// overcommitted (pkg/hcoreact: the HCO's own rule).
+		"hcoSkipsWasp": func() bool { v, ok := s.rc.HCOAnnotation(annotations.Autopilot); return hcoreact.SkipsWasp(v, ok) },
 		// featureGate "X": the HCO's spec.featureGates enables X.
 		"featureGate": func(name string) bool { return s.rc.FeatureGateEnabled(name) },
 		// excluded KIND NAMESPACE NAME: the object is root-excluded, so

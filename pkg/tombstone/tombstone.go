@@ -32,6 +32,13 @@ import (
 // settings in between.
 const CarriedByAnnotation = "platform.kubevirt.io/carried-by"
 
+// CarriedOnlyAnnotation "true" on a tombstone manifest keeps the object
+// while none of its carriers is active: it is deleted only with (or
+// after) a carrier's write. For an object another writer left that still
+// does its job (the autopilot OpenShift Virtualization ships, pkg/shipped):
+// deleting it with no replacement would drop what it does.
+const CarriedOnlyAnnotation = "platform.kubevirt.io/carried-only"
+
 // Tombstone names one obsolete object.
 type Tombstone struct {
 	Release string                     `json:"release"`
@@ -40,6 +47,9 @@ type Tombstone struct {
 	// CarriedBy names the assets (comma separated) that carry its
 	// settings now ("" none).
 	CarriedBy string `json:"carriedBy,omitempty"`
+	// CarriedOnly: kept while none of CarriedBy is active
+	// (CarriedOnlyAnnotation).
+	CarriedOnly bool `json:"carriedOnly,omitempty"`
 }
 
 // Key is the object's identity (engine.Identity).
@@ -68,7 +78,14 @@ func Load(fsys fs.FS, dir string) ([]Tombstone, error) {
 			return fmt.Errorf("tombstone %s: metadata.name is required", p)
 		}
 		rel := strings.TrimPrefix(path.Dir(p), dir+"/")
-		out = append(out, Tombstone{Release: rel, Path: p, Object: u, CarriedBy: u.GetAnnotations()[CarriedByAnnotation]})
+		t := Tombstone{Release: rel, Path: p, Object: u, CarriedBy: u.GetAnnotations()[CarriedByAnnotation]}
+		switch only := u.GetAnnotations()[CarriedOnlyAnnotation]; {
+		case only == "true" && t.CarriedBy != "":
+			t.CarriedOnly = true
+		case only != "":
+			return fmt.Errorf("tombstone %s: %s %q: want \"true\" beside %s", p, CarriedOnlyAnnotation, only, CarriedByAnnotation)
+		}
+		out = append(out, t)
 		return nil
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })

@@ -135,7 +135,7 @@ func featureSpecs(ctx context.Context) {
 		Eventually(func() features.State { return featureState("kubevirt-metrics-exporter") }).Should(Equal(features.Off))
 	})
 
-	It("overcommits memory beyond 120% only while every node that runs VMs reports swap, as its kubelet says", func() {
+	It("turns higher density on in a closed window with no write that rolls a pool, overcommits only while the HCO's switch keeps WASP away, and beyond 120% only while every node that runs VMs reports swap", func() {
 		const hd = "platform.kubevirt.io/enable-higher-density"
 		overcommit := func() int64 {
 			return nestedInt(hco(), "spec", "virtualization", "higherWorkloadDensity", "memoryOvercommitPercentage")
@@ -148,11 +148,34 @@ func featureSpecs(ctx context.Context) {
 		worker := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "swap-worker", Labels: map[string]string{"node-role.kubernetes.io/worker": ""}}}
 		Expect(k8s.Create(ctx, worker)).To(Succeed())
 		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, worker))).To(Succeed()) })
-		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, hd, "true") })
+		Eventually(outcomeOf("hco-golden-config")).Should(Equal(engine.Unchanged))
+		closedWindow("admin")
+		untilSettled()
+		mark := requests.mark()
+		rv := update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, hd, "true") })
 		DeferCleanup(func() {
-			update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, hd, "") })
+			update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
+				setAnnotation(u, hd, "")
+				setAnnotation(u, annotations.Autopilot, "")
+			})
 		})
+		// The switch absent (everything, here): KSM, and no memory
+		// overcommit, which would make the HCO deploy the WASP agent, a
+		// second swap stack (pkg/hcoreact); the features view says why.
+		Eventually(func() any {
+			v, _, _ := unstructured.NestedFieldNoCopy(hco().Object, "spec", "virtualization", "ksmConfiguration")
+			return v
+		}).ShouldNot(BeNil())
+		reconciledSince(rv)
+		Expect(overcommit()).To(BeNumerically("<=", 100), "not overcommitted (absent, or the CRD's default 100) while the HCO would deploy WASP")
+		Eventually(func() string { return featureReason("higher-density") }).Should(ContainSubstring("the HCO would deploy the WASP agent"))
+		for _, w := range writes(requests.since(mark)) {
+			Expect(w).NotTo(Or(ContainSubstring("machineconfigs"), ContainSubstring("kubeletconfigs")), "nothing that rolls a pool")
+		}
+		// The switch that keeps the HCO from deploying it.
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, annotations.Autopilot, "true") })
 		Eventually(overcommit).Should(Equal(int64(120)), "no node reports swap yet (the swap MachineConfig alone is not swap)")
+		Eventually(func() string { return featureReason("higher-density") }).Should(ContainSubstring("the HCO does not deploy the WASP agent"))
 		Eventually(func() string { return featureReason("higher-density") }).Should(ContainSubstring("VM nodes report swap"))
 
 		// Every VM node's kubelet reports swap.

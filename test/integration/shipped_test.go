@@ -2,7 +2,9 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -12,6 +14,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -169,5 +172,102 @@ func shippedSpecs(ctx context.Context) {
 		Expect(k8s.Update(ctx, d)).To(Succeed())
 		Eventually(shippedState).Should(Equal(shipped.Idle))
 		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
+	})
+
+	It("hands over in one rollout per pool: the shipped autopilot's MachineConfigs and KubeletConfig go with this one's writes, staged to the window; one it paused is kept and reported", func() {
+		requireVendorCRDs()
+		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
+		kcGVK := mcGVK.GroupVersion().WithKind("KubeletConfig")
+		const theirSwap, theirPSI, theirPCI, theirKC = "90-worker-swap-online", "99-openshift-machineconfig-worker-psi-karg", "50-virt-pci-passthrough", "virt-perf-settings"
+		d := shippedDeployment()
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, d))).To(Succeed())
+			setSwitch("")
+			for _, n := range []string{theirSwap, theirPSI, theirPCI} {
+				Expect(client.IgnoreNotFound(k8s.Delete(ctx, newObj(mcGVK, "", n)))).To(Succeed())
+			}
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, newObj(kcGVK, "", theirKC)))).To(Succeed())
+			Eventually(shippedState).Should(Equal(shipped.Absent))
+			untilSettled()
+		})
+		setSwitch("true")
+		Eventually(shippedState).Should(Equal(shipped.Acting))
+
+		// Its objects as it applies them (v0.0.10's templates): its field
+		// manager name, its label, no asset stamp.
+		theirs := func(gvk schema.GroupVersionKind, name string, mutate func(u *unstructured.Unstructured)) {
+			u := newObj(gvk, "", name)
+			u.SetLabels(map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue, "machineconfiguration.openshift.io/role": "worker"})
+			mutate(u)
+			Expect(k8s.Patch(ctx, u, client.Apply, client.FieldOwner(annotations.FieldManager), client.ForceOwnership)).To(Succeed())
+		}
+		karg := func(args ...string) func(u *unstructured.Unstructured) {
+			return func(u *unstructured.Unstructured) {
+				Expect(unstructured.SetNestedStringSlice(u.Object, args, "spec", "kernelArguments")).To(Succeed())
+			}
+		}
+		theirs(mcGVK, theirPSI, karg("psi=1"))
+		theirs(mcGVK, theirSwap, func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedField(u.Object, map[string]any{"ignition": map[string]any{"version": "3.5.0"},
+				"storage": map[string]any{"files": []any{map[string]any{"path": "/etc/openshift/kubelet.conf.d/90-swap.conf", "mode": int64(420),
+					"contents": map[string]any{"source": "data:,failSwapOn%3A%20false%0A"}}}}}, "spec", "config")).To(Succeed())
+		})
+		// One a person paused on the shipped autopilot (its edit-war mark).
+		theirs(mcGVK, theirPCI, karg("intel_iommu=on", "iommu=pt"))
+		update(mcGVK, "", theirPCI, "kubectl-annotate", func(u *unstructured.Unstructured) { setAnnotation(u, annotations.ShippedPaused, "true") })
+		theirs(kcGVK, theirKC, func(u *unstructured.Unstructured) {
+			u.SetLabels(map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue})
+			Expect(unstructured.SetNestedField(u.Object, map[string]any{"matchLabels": map[string]any{"pools.operator.machineconfiguration.openshift.io/worker": ""}},
+				"spec", "machineConfigPoolSelector")).To(Succeed())
+			Expect(unstructured.SetNestedField(u.Object, map[string]any{"maxPods": int64(500), "nodeStatusMaxImages": int64(-1)}, "spec", "kubeletConfig")).To(Succeed())
+		})
+		reconciledSince(poke())
+		for _, n := range []string{theirSwap, theirPSI, theirPCI} {
+			Expect(get(mcGVK, "", n)).NotTo(BeNil(), "beside it, nothing of its is deleted")
+		}
+
+		// The handover, with the window closed: nothing that rolls a pool.
+		opensAt := closedWindow("admin")
+		mark := requests.mark()
+		reconciledSince(setSwitch(""))
+		reconciledSince(poke())
+		for _, w := range writes(requests.since(mark)) {
+			Expect(w).NotTo(Or(ContainSubstring("machineconfigs"), ContainSubstring("kubeletconfigs")), "staged to the window")
+		}
+		Expect(get(mcGVK, "", theirSwap)).NotTo(BeNil())
+		Expect(get(kcGVK, "", theirKC)).NotTo(BeNil())
+
+		// The window opens: its objects go, in one pass (MCO renders the
+		// writes of one pass together).
+		logMark := len(logs.find(map[string]string{"action": "delete"}))
+		clockShift.Store(int64(time.Until(opensAt) + time.Minute))
+		poke()
+		for _, n := range []string{theirSwap, theirPSI} {
+			Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", n) }).Should(BeNil(), n)
+		}
+		Eventually(func() *unstructured.Unstructured { return get(kcGVK, "", theirKC) }).Should(BeNil())
+		passes := map[string]bool{}
+		for _, e := range logs.find(map[string]string{"action": "delete"})[logMark:] {
+			o := fmt.Sprint(e["object"])
+			if strings.HasSuffix(o, "/"+theirSwap) || strings.HasSuffix(o, "/"+theirPSI) || strings.HasSuffix(o, "/"+theirKC) {
+				passes[fmt.Sprint(e["reconcileID"])] = true
+			}
+		}
+		Expect(passes).To(HaveLen(1), "every deletion of its objects in one pass")
+		Expect(kernelArgs(psiMC)).To(Equal([]any{"psi=1"}), "psi=1 stays, from this one's object")
+		Expect(get(mcGVK, "", swapMC)).NotTo(BeNil())
+
+		// The paused one is kept, and says why.
+		Expect(get(mcGVK, "", theirPCI)).NotTo(BeNil())
+		Eventually(func() []string {
+			var on []string
+			for _, e := range events("TombstoneSkipped", annotations.ShippedPaused) {
+				if e.Related != nil {
+					on = append(on, e.Related.Name)
+				}
+			}
+			return on
+		}).Should(ContainElement(theirPCI))
 	})
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/dryrun"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gather"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/hcoreact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/impact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
@@ -122,6 +123,10 @@ func (l live) Diff(ctx context.Context, rc *rendercontext.RenderContext, ds []en
 			fmt.Fprintf(&b, " [deferred to its owner: %s]", f)
 		}
 		fmt.Fprintln(&b)
+		for _, r := range d.Reactions {
+			// What the HCO does about it: its rollout, which is none.
+			fmt.Fprintf(&b, "  the HCO reacts to %s: %s (%s)\n", r.Field, r.Effect, hcoreact.NoReboot)
+		}
 		if d.Change != dryrun.Unchanged {
 			changes++
 			b.WriteString(d.Diff)
