@@ -141,7 +141,7 @@ func (p *pass) step(d *engine.Decision, rc *rendercontext.RenderContext) engine.
 func (p *pass) carries(asset string) bool {
 	for _, t := range p.carried {
 		for _, name := range strings.Split(t.CarriedBy, ",") {
-			if strings.TrimSpace(name) == asset {
+			if strings.TrimSpace(name) == asset && p.r.reaper.MayExist(p.ctx, t) {
 				return true
 			}
 		}

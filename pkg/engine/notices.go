@@ -9,6 +9,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/shipped"
 )
 
 // Notice is one input on the HCO that the autopilot does not act on as
@@ -35,6 +36,9 @@ const (
 	// UnknownAnnotation: a platform.kubevirt.io/ annotation the autopilot
 	// does not read (a misspelt switch is silently off otherwise).
 	UnknownAnnotation InvalidReason = "unknown_annotation"
+	// ShippedSwitch: a switch of the autopilot OpenShift Virtualization
+	// ships that this one does not read (pkg/shipped.Switches).
+	ShippedSwitch InvalidReason = "shipped_autopilot_switch"
 )
 
 // Notices checks every input the HCO gives the autopilot against its
@@ -77,6 +81,13 @@ func (e *Evaluator) Notices(cat *catalog.Catalog, ev Evaluation) []Notice {
 		if !strings.HasPrefix(k, annotations.SwitchPrefix) {
 			continue
 		}
+		if instead, ok := shipped.Switches[k]; ok {
+			if _, ours := known[k]; !ours {
+				out = append(out, Notice{k, ShippedSwitch, "ShippedAutopilotSwitch",
+					fmt.Sprintf("HCO annotation %s is a switch of the autopilot OpenShift Virtualization ships, not read here: %s", k, instead)})
+				continue
+			}
+		}
 		check, ok := known[k]
 		if !ok {
 			out = append(out, Notice{k, UnknownAnnotation, "UnknownAnnotation",
@@ -116,6 +127,9 @@ func knownHCOAnnotations(cat *catalog.Catalog) map[string]func(string) error {
 		annotations.Patch: nil, annotations.IgnoreFields: nil, annotations.Mode: nil,
 		annotations.DisruptionWindow: func(v string) error { _, err := annotations.ParseDisruptionWindow(v, true); return err },
 		annotations.YieldTo:          func(v string) error { _, err := annotations.ParseYieldTo(v, true); return err },
+	}
+	for _, k := range shipped.Marks {
+		known[k] = nil // the shipped autopilot's own marks on the HCO
 	}
 	for _, e := range annotations.Reference {
 		if e.Check != nil && e.On == "HCO" {

@@ -18,6 +18,10 @@ func TestNoticesNameEveryInputNotActedOn(t *testing.T) {
 		annotations.Autopilot:                   "all-of-it",
 		annotations.DisabledResources:           "machineconfig/99-worker-kubevirt-psi-karg\nMachineConfig/99-nope, KubeletConfigg/x, broken",
 		annotations.Asset:                       "hco-golden-config",
+		// The shipped autopilot's switch, and its own marks on the HCO.
+		"platform.kubevirt.io/enable-mtv": "true",
+		"platform.kubevirt.io/managed-by": "virt-platform-autopilot",
+		"platform.kubevirt.io/version":    "1.0.0",
 	}
 	ev, cat, _ := setup(t, hco)
 	rc := newContext(hco)
@@ -35,13 +39,14 @@ func TestNoticesNameEveryInputNotActedOn(t *testing.T) {
 		"platform.kubevirt.io/autopilot unknown_name",
 		"platform.kubevirt.io/disabled-resources matches_nothing",
 		"platform.kubevirt.io/disabled-resources malformed",
+		"platform.kubevirt.io/enable-mtv shipped_autopilot_switch",
 	} {
 		if !got[want] {
 			t.Errorf("no notice %q; got %v", want, got)
 		}
 	}
 	for k := range got {
-		if strings.Contains(k, "enable-loadaware ") || strings.Contains(k, annotations.Asset) {
+		if strings.Contains(k, "enable-loadaware ") || strings.Contains(k, annotations.Asset) || strings.Contains(k, "/managed-by") || strings.Contains(k, "/version") {
 			t.Errorf("an understood input is a notice: %s", k)
 		}
 	}

@@ -284,6 +284,21 @@ func (r *Reaper) rememberSkip(k string, res Result) {
 	r.skipped[k] = skip{until: time.Now().Add(Recheck), res: res}
 }
 
+// MayExist reports whether t's object may still exist: false only when a
+// watched kind's cache does not hold it, or an unwatched kind's object
+// was seen gone (no request either way). A write that would carry its
+// deletion then need not judge one.
+func (r *Reaper) MayExist(ctx context.Context, t Tombstone) bool {
+	gvk := t.Object.GroupVersionKind()
+	if r.Watched == nil || !r.Watched(gvk) {
+		return !r.isGone(t.Key())
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(gvk)
+	err := r.Cache.Get(ctx, client.ObjectKeyFromObject(t.Object), live)
+	return !apierrors.IsNotFound(err)
+}
+
 func (r *Reaper) isGone(k string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
