@@ -49,9 +49,13 @@ func community(digest string) *unstructured.Unstructured {
 // its assets.
 func TestJudge(t *testing.T) {
 	ours := csvDeployment("quay.io/kubevirt/virt-platform-autopilot:latest")
-	unstructured.SetNestedStringMap(ours.Object, map[string]string{"app.kubernetes.io/name": "virt-platform-autopilot"}, "spec", "selector", "matchLabels")
+	if err := unstructured.SetNestedStringMap(ours.Object, map[string]string{"app.kubernetes.io/name": "virt-platform-autopilot"}, "spec", "selector", "matchLabels"); err != nil {
+		t.Fatal(err)
+	}
 	scaled := community(digest0010)
-	unstructured.SetNestedField(scaled.Object, int64(0), "spec", "replicas")
+	if err := unstructured.SetNestedField(scaled.Object, int64(0), "spec", "replicas"); err != nil {
+		t.Fatal(err)
+	}
 	noReplicas := community(digest0010)
 	unstructured.RemoveNestedField(noReplicas.Object, "spec", "replicas")
 
@@ -136,7 +140,7 @@ func TestWroteLast(t *testing.T) {
 		u.SetAnnotations(ann)
 		if fields != "" {
 			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: annotations.FieldManager, Operation: metav1.ManagedFieldsOperationApply,
-				APIVersion: "machineconfiguration.openshift.io/v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}})
+				APIVersion: "machineconfiguration.openshift.io/v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}})
 		}
 		return u
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/shipped"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
 // shippedImage is the image HCO v1.18.0 and v1.18.1 pin for the shipped
@@ -80,7 +81,7 @@ func shippedSpecs(ctx context.Context) {
 		mc := newObj(mcGVK, "", psiMC)
 		mc.SetLabels(map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue, "machineconfiguration.openshift.io/role": "worker"})
 		Expect(unstructured.SetNestedStringSlice(mc.Object, []string{arg}, "spec", "kernelArguments")).To(Succeed())
-		Expect(k8s.Patch(ctx, mc, client.Apply, client.FieldOwner(annotations.FieldManager), client.ForceOwnership)).To(Succeed())
+		Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(mc), client.FieldOwner(annotations.FieldManager), client.ForceOwnership)).To(Succeed())
 	}
 	acting := func() float64 {
 		return testutil.ToFloat64(metrics.ShippedAutopilot.WithLabelValues(string(shipped.Acting)))
@@ -200,7 +201,7 @@ func shippedSpecs(ctx context.Context) {
 			u := newObj(gvk, "", name)
 			u.SetLabels(map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue, "machineconfiguration.openshift.io/role": "worker"})
 			mutate(u)
-			Expect(k8s.Patch(ctx, u, client.Apply, client.FieldOwner(annotations.FieldManager), client.ForceOwnership)).To(Succeed())
+			Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(annotations.FieldManager), client.ForceOwnership)).To(Succeed())
 		}
 		karg := func(args ...string) func(u *unstructured.Unstructured) {
 			return func(u *unstructured.Unstructured) {
@@ -260,14 +261,13 @@ func shippedSpecs(ctx context.Context) {
 
 		// The paused one is kept, and says why.
 		Expect(get(mcGVK, "", theirPCI)).NotTo(BeNil())
-		Eventually(func() []string {
-			var on []string
-			for _, e := range events("TombstoneSkipped", annotations.ShippedPaused) {
-				if e.Related != nil {
-					on = append(on, e.Related.Name)
+		Eventually(func() string {
+			for _, t := range rec.Snapshot().Tombstones {
+				if t.Tombstone.Object.GetName() == theirPCI {
+					return string(t.Status) + ": " + t.Reason
 				}
 			}
-			return on
-		}).Should(ContainElement(theirPCI))
+			return ""
+		}).Should(And(HavePrefix(string(tombstone.Skipped)), ContainSubstring(annotations.ShippedPaused)))
 	})
 }
