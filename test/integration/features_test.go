@@ -157,6 +157,7 @@ func featureSpecs(ctx context.Context) {
 			update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
 				setAnnotation(u, hd, "")
 				setAnnotation(u, annotations.Autopilot, "")
+				setAnnotation(u, annotations.Mode, "")
 			})
 		})
 		// The switch absent (everything, here): KSM, and no memory
@@ -172,8 +173,18 @@ func featureSpecs(ctx context.Context) {
 		for _, w := range writes(requests.since(mark)) {
 			Expect(w).NotTo(Or(ContainSubstring("machineconfigs"), ContainSubstring("kubeletconfigs")), "nothing that rolls a pool")
 		}
-		// The switch that keeps the HCO from deploying it.
-		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, annotations.Autopilot, "true") })
+		// The switch that keeps the HCO from deploying it. What the write
+		// would make the HCO do, seen before it goes (the HCO held in
+		// report-only meanwhile): overcommit, no WASP, no pool rolled.
+		reconciledSince(update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
+			setAnnotation(u, annotations.Mode, "report-only")
+			setAnnotation(u, annotations.Autopilot, "true")
+		}))
+		diff := runCLI(1, "--kubeconfig", writeKubeconfig(GinkgoT().TempDir()), "--namespace", hcoNamespace, "--output", "diff")
+		Expect(diff).To(ContainSubstring("the HCO reacts to spec.virtualization.higherWorkloadDensity.memoryOvercommitPercentage: KubeVirt's developerConfiguration.memoryOvercommit follows it"))
+		Expect(diff).To(ContainSubstring("no MachineConfig or KubeletConfig: no pool rolls"))
+		Expect(diff).NotTo(ContainSubstring("WASP"), "the switch keeps the HCO from deploying it")
+		update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) { setAnnotation(u, annotations.Mode, "") })
 		Eventually(overcommit).Should(Equal(int64(120)), "no node reports swap yet (the swap MachineConfig alone is not swap)")
 		Eventually(func() string { return featureReason("higher-density") }).Should(ContainSubstring("the HCO does not deploy the WASP agent"))
 		Eventually(func() string { return featureReason("higher-density") }).Should(ContainSubstring("VM nodes report swap"))
