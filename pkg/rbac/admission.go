@@ -268,6 +268,16 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 					Reason:            ptrReason(metav1.StatusReasonForbidden),
 				},
 				{
+					// A deletion removes only an object carrying the
+					// managed-by label (engine.Guard asks it of every
+					// deletion): a name a tombstone shares with an admin's
+					// object (a ClusterLogForwarder "instance") never
+					// reaches theirs.
+					Expression: "request.operation != 'DELETE' || (variables.old != null && variables.old.metadata.?labels[?" + quote(annotations.ManagedByLabel) + "].orValue('') == " + quote(annotations.ManagedByValue) + ")",
+					MessageExpression: "'the autopilot deletes only objects carrying the " + annotations.ManagedByLabel + " label: ' + variables.resource + ' ' + variables.key + ' does not'",
+					Reason:            ptrReason(metav1.StatusReasonForbidden),
+				},
+				{
 					// A MachineConfig keeps its pool and holds only the
 					// kernel arguments, files and units the catalog renders
 					// for it (each file and unit whole: mode, contents,

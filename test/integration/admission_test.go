@@ -27,6 +27,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/admission"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/app"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/fleetstatus"
@@ -122,6 +123,21 @@ func admissionSpecs(ctx context.Context) {
 		rogue.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": "master"})
 		Expect(unstructured.SetNestedField(rogue.Object, "3.4.0", "spec", "config", "ignition", "version")).To(Succeed())
 		refused(sa.Create(ctx, rogue.DeepCopy()), "a MachineConfig outside the catalog")
+
+		// A name a tombstone shares with an admin's object (the shipped
+		// autopilot's collector binding): RBAC grants the delete by name;
+		// admission lets it remove only an object carrying the label.
+		admins := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "logging-collector-application"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "view"},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "collector", Namespace: "openshift-logging"}}}
+		Expect(k8s.Create(ctx, admins.DeepCopy())).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, admins.DeepCopy()))).To(Succeed()) })
+		refused(sa.Delete(ctx, admins.DeepCopy(), client.DryRunAll), "an admin's object of a tombstone's name")
+		labelled := admins.DeepCopy()
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(labelled), labelled)).To(Succeed())
+		labelled.Labels = map[string]string{annotations.ManagedByLabel: annotations.ManagedByValue}
+		Expect(k8s.Update(ctx, labelled)).To(Succeed())
+		Expect(sa.Delete(ctx, admins.DeepCopy(), client.DryRunAll)).To(Succeed(), "one carrying the managed-by label")
 		// A person is not judged by it.
 		Expect(k8s.Create(ctx, rogue.DeepCopy())).To(Succeed())
 		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, rogue))).To(Succeed()) })
