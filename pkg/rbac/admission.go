@@ -273,7 +273,7 @@ func AdmissionPolicy(fsys fs.FS, cat *catalog.Catalog, tombstones []tombstone.To
 					// deletion): a name a tombstone shares with an admin's
 					// object (a ClusterLogForwarder "instance") never
 					// reaches theirs.
-					Expression: "request.operation != 'DELETE' || (variables.old != null && variables.old.metadata.?labels[?" + quote(annotations.ManagedByLabel) + "].orValue('') == " + quote(annotations.ManagedByValue) + ")",
+					Expression:        "request.operation != 'DELETE' || (variables.old != null && variables.old.metadata.?labels[?" + quote(annotations.ManagedByLabel) + "].orValue('') == " + quote(annotations.ManagedByValue) + ")",
 					MessageExpression: "'the autopilot deletes only objects carrying the " + annotations.ManagedByLabel + " label: ' + variables.resource + ' ' + variables.key + ' does not'",
 					Reason:            ptrReason(metav1.StatusReasonForbidden),
 				},
