@@ -83,6 +83,11 @@ func (g Guard) MayDelete(live *unstructured.Unstructured) (bool, string) {
 	if !managedfields.Applied(live, annotations.FieldManager) {
 		return false, fmt.Sprintf("field manager %s never applied it", annotations.FieldManager)
 	}
+	if strings.TrimSpace(live.GetAnnotations()[annotations.ShippedPaused]) == "true" {
+		// The shipped autopilot's edit-war mark, or a person's pause:
+		// whatever turned off, never deleted (pkg/shipped).
+		return false, fmt.Sprintf("annotated %s=true: left as it is", annotations.ShippedPaused)
+	}
 	if annotations.LeftAlone(live.GetAnnotations()) {
 		// Unmanaged, report-only, or a mode that is not understood (which
 		// never lowers a protection).
@@ -178,7 +183,7 @@ func Cascades(live *unstructured.Unstructured) (string, bool) {
 // customizations lists the annotations by which a person tailored live.
 func customizations(live *unstructured.Unstructured) []string {
 	var out []string
-	for _, k := range []string{annotations.Patch, annotations.IgnoreFields, annotations.ShippedPaused} {
+	for _, k := range []string{annotations.Patch, annotations.IgnoreFields} {
 		if _, ok := live.GetAnnotations()[k]; ok {
 			out = append(out, k)
 		}

@@ -262,3 +262,21 @@ func TestTombstoneDeletionWaitsForItsHold(t *testing.T) {
 		t.Fatalf("released: %+v", res[0])
 	}
 }
+
+// The shipped autopilot's edit-war mark (or a person's pause with it)
+// keeps an object on every deletion path, a person's switch-off included.
+func TestMayDeleteKeepsAReconcilePausedObject(t *testing.T) {
+	u := ours()
+	ann := u.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[annotations.ShippedPaused] = "true"
+	u.SetAnnotations(ann)
+	rc := newContext(nil)
+	for _, op := range []gate.Op{gate.SwitchOff, gate.Tombstone, gate.Supersede} {
+		if v := gate.New(gate.Config{}).Judge(rc, gate.ForRemoval(rc, op, "a", u, false)); !v.Kept() {
+			t.Errorf("%s of a reconcile-paused object: %+v", op, v)
+		}
+	}
+}

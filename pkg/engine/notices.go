@@ -9,6 +9,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/exclusion"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/hcoreact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/shipped"
 )
 
@@ -39,6 +40,9 @@ const (
 	// ShippedSwitch: a switch of the autopilot OpenShift Virtualization
 	// ships that this one does not read (pkg/shipped.Switches).
 	ShippedSwitch InvalidReason = "shipped_autopilot_switch"
+	// HCODeploysWasp: the HCO's switch and overcommit make it deploy the
+	// WASP agent beside the kubelet's swap (pkg/hcoreact).
+	HCODeploysWasp InvalidReason = "hco_deploys_wasp"
 )
 
 // Notices checks every input the HCO gives the autopilot against its
@@ -109,6 +113,12 @@ func (e *Evaluator) Notices(cat *catalog.Catalog, ev Evaluation) []Notice {
 			}
 			out = append(out, Notice{k, Malformed, "InvalidSwitch", err.Error() + "; the assets that read it are left as they are"})
 		}
+	}
+	if hcoreact.DeploysWasp(rc.HCOObject()) {
+		// Whatever this autopilot's state (paused, report-only): the HCO
+		// acts on its own switch and the overcommit it holds now.
+		out = append(out, Notice{annotations.Autopilot, HCODeploysWasp, "HCODeploysWasp",
+			fmt.Sprintf("the HCO deploys the WASP agent, a privileged second swap stack beside the kubelet's LimitedSwap: memoryOvercommitPercentage is above 100 and HCO annotation %s is not \"true\" (nor a list naming swap-enable); set it to \"true\", or lower the overcommit to 100", annotations.Autopilot)})
 	}
 	if w := rc.FeatureGatesWarning(); w != "" {
 		out = append(out, Notice{"spec.featureGates", Malformed, "FeatureGatesUnreadable", w})

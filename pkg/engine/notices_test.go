@@ -5,7 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
 // Each class of HCO input the autopilot does not act on is a notice with
@@ -62,5 +66,32 @@ func TestNoticesNameEveryInputNotActedOn(t *testing.T) {
 	}
 	if strings.Contains(all, "99-worker-kubevirt-psi-karg\" matches") {
 		t.Errorf("an entry matching a rendered object (kind in lower case) is reported:\n%s", all)
+	}
+}
+
+// Whatever this autopilot's own state, an HCO that will deploy the WASP
+// agent (its overcommit above 100, its switch not keeping it away) is a
+// notice; with the switch "true" it is not.
+func TestNoticeHCODeploysWasp(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		want  bool
+	}{{"", true}, {"false", true}, {"report-only", true}, {"true", false}, {"psi-enable,swap-enable", false}} {
+		ann := map[string]string{}
+		if c.value != "" {
+			ann[annotations.Autopilot] = c.value
+		}
+		ev, cat, _ := setup(t, ann)
+		hco := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "kubevirt-hyperconverged"},
+			"spec": map[string]any{"virtualization": map[string]any{"higherWorkloadDensity": map[string]any{"memoryOvercommitPercentage": int64(150)}}}}}
+		hco.SetAnnotations(ann)
+		rc := rendercontext.New(rendercontext.Facts{Namespace: "openshift-cnv", HCO: hco})
+		got := false
+		for _, n := range ev.Notices(cat, engine.Evaluation{Context: rc}) {
+			got = got || n.Reason == engine.HCODeploysWasp
+		}
+		if got != c.want {
+			t.Errorf("switch %q: notice %v, want %v", c.value, got, c.want)
+		}
 	}
 }

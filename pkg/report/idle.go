@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metrics"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/shipped"
 )
 
 // IdleReason is a bounded code (a metric label value) for why the
@@ -80,7 +81,18 @@ func (r *Reporter) Idle(ctx context.Context, i IdleStatus) {
 	r.mu.Lock()
 	prev := r.idle
 	r.idle = i
+	stale := i.Reason != "" && i.Reason != IdlePaused && i.Reason != IdleBesideShipped
+	if stale {
+		// Without an HCO (or its facts) the shipped autopilot is not
+		// judged: its last state is not reported as current.
+		r.beside = shipped.Verdict{}
+	}
 	r.mu.Unlock()
+	if stale {
+		for _, s := range shipped.States {
+			metrics.ShippedAutopilot.WithLabelValues(string(s)).Set(0)
+		}
+	}
 	for _, reason := range IdleReasons {
 		v := 0.0
 		if reason == i.Reason {

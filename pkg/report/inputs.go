@@ -50,7 +50,7 @@ func (r *Reporter) Notices(ctx context.Context, hco *unstructured.Unstructured, 
 }
 
 // noticeEvents are the Event reasons of engine.Evaluator.Notices.
-var noticeEvents = []string{"InvalidDisabledResources", "InvalidAutopilot", "InvalidSwitch", "UnknownAnnotation", "ShippedAutopilotSwitch", "FeatureGatesUnreadable", "InvalidDisruptionWindow", "InvalidYieldTo"}
+var noticeEvents = []string{"InvalidDisabledResources", "InvalidAutopilot", "InvalidSwitch", "UnknownAnnotation", "ShippedAutopilotSwitch", "HCODeploysWasp", "FeatureGatesUnreadable", "InvalidDisruptionWindow", "InvalidYieldTo"}
 
 // Activation reports the HCO's platform.kubevirt.io/autopilot switch:
 // paused is idle (log, metric, /debug/health) with one Event. (Entries

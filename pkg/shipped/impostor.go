@@ -12,7 +12,7 @@ import (
 
 // Opponent names, in a fight's list of field managers, a writer that
 // applies under this autopilot's own field manager name.
-const Opponent = annotations.FieldManager + " (another writer under this autopilot's field manager name: the autopilot OpenShift Virtualization ships, or a second copy of this one)"
+const Opponent = annotations.FieldManager + " (another writer under this autopilot's field manager name, most likely the autopilot OpenShift Virtualization ships or a second copy of this one; or a person who removed the " + annotations.Asset + " stamp)"
 
 // assetPointer is the asset stamp every object this autopilot applies
 // carries (engine.Evaluator stamps it on every desired object).

@@ -254,6 +254,11 @@ func (r *Reaper) try(ctx context.Context, t Tombstone, hold Hold) Result {
 		return res
 	case !v.Go:
 		res.Status, res.Reason, res.Disruption = Skipped, "waits: "+v.Reason, dis
+		if !watched {
+			// Held (a carrier off, the shipped autopilot acting): read
+			// again once per Recheck, not on every pass.
+			r.rememberSkip(t.Key(), res)
+		}
 		return res
 	}
 	if err := apply.Delete(ctx, r.Writer, live); err != nil {
