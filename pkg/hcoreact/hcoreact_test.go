@@ -92,9 +92,9 @@ func TestDeploysWasp(t *testing.T) {
 // Whatever the HCO's switch says, the golden config never makes the HCO
 // deploy the WASP agent: over generated switch values (the HCO's own
 // spellings, the autopilot's vocabulary, random lists), with the feature
-// on, on nodes that all report swap or not, the rendered HCO (as the HCO
-// reads it, with its annotations) crosses the trigger only when the
-// switch skips WASP, and then does overcommit.
+// on, the rendered HCO (as the HCO reads it, with its annotations)
+// crosses the trigger only when the switch skips WASP, and then does
+// overcommit (120% here: no node reports swap).
 func TestGoldenConfigNeverDeploysWasp(t *testing.T) {
 	r := render.New(assets.FS)
 	words := []string{"true", "false", "True", "swap-enable", "psi-enable", "report-only", "higher-density", " ", "swap"}
