@@ -26,6 +26,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/assets"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/clusterread"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/consoleapi"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/controller"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/impact"
@@ -54,7 +55,15 @@ type Config struct {
 	// OpenShift: the service CA's serving certificate, so Prometheus can
 	// verify it); empty: a self-signed certificate.
 	MetricsCertDir string
-	LeaderElection bool
+	// ConsoleBindAddress serves the console plugin (its files and its
+	// API, pkg/consoleapi) over TLS; "" or "0": not served.
+	ConsoleBindAddress string
+	// ConsoleCertDir holds the plugin server's tls.crt and tls.key (the
+	// service CA's serving certificate); required with the address.
+	ConsoleCertDir string
+	// ConsolePluginDir holds the built plugin; "": the API alone.
+	ConsolePluginDir string
+	LeaderElection   bool
 	// LeaderElectionNamespace holds the leader lease; empty: Namespace.
 	// The fleet status ConfigMap lives there too (the autopilot's own
 	// namespace).
@@ -121,11 +130,13 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 	}
 	metrics := metricsserver.Options{BindAddress: orDisabled(c.MetricsBindAddress)}
 	var tlsServed *tlsprofile.Served
-	if c.MetricsSecure {
+	if c.MetricsSecure || c.consoleOn() {
 		// The cluster's TLS profile: read once before anything is served
 		// (every replica, the leader or not), then followed by the
 		// reconciler from APIServer/cluster.
 		tlsServed = tlsprofile.NewServed(initialTLS(cfg))
+	}
+	if c.MetricsSecure {
 		metrics.TLSOpts = append(metrics.TLSOpts, tlsServed.TLSOpt())
 		metrics.SecureServing = true
 		metrics.FilterProvider = metricsauth.Filter(metricsauth.DefaultOptions())
@@ -181,6 +192,17 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 			return nil, nil, err
 		}
 	}
+	if c.consoleOn() {
+		reviewer, err := metricsauth.NewReviewer(mgr.GetConfig(), mgr.GetHTTPClient())
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := mgr.Add(&consoleapi.Server{Addr: c.ConsoleBindAddress, CertDir: c.ConsoleCertDir, PluginDir: c.ConsolePluginDir,
+			Namespace: c.Namespace, Catalog: cat, Source: r, Reviewer: reviewer, TLS: tlsServed, Auth: metricsauth.DefaultOptions(),
+			Log: ctrl.Log.WithName("console"), Now: c.Now}); err != nil {
+			return nil, nil, err
+		}
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, nil, err
 	}
@@ -198,6 +220,9 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 
 // Validate checks the settings that need no cluster.
 func (c Config) Validate() error {
+	if c.consoleOn() && c.ConsoleCertDir == "" {
+		return fmt.Errorf("the console plugin server (%s) serves TLS only: give the folder of its serving certificate (tls.crt, tls.key)", c.ConsoleBindAddress)
+	}
 	if c.debugOn() && !c.DebugAllowRemote {
 		return debug.CheckLoopback(c.DebugBindAddress)
 	}
@@ -205,6 +230,8 @@ func (c Config) Validate() error {
 }
 
 func (c Config) debugOn() bool { return c.DebugBindAddress != "" && c.DebugBindAddress != "0" }
+
+func (c Config) consoleOn() bool { return c.ConsoleBindAddress != "" && c.ConsoleBindAddress != "0" }
 
 func orDisabled(addr string) string {
 	if addr == "" {

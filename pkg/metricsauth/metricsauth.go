@@ -1,7 +1,8 @@
-// Package metricsauth guards the metrics endpoint: every scrape's bearer
-// token is authenticated by the API server (TokenReview) and the request
-// authorized (SubjectAccessReview on the non-resource URL), with the
-// verdicts cached briefly. It does what controller-runtime's
+// Package metricsauth guards the autopilot's authenticated endpoints (the
+// metrics, the console plugin's API): every request's bearer token is
+// authenticated by the API server (TokenReview) and the request authorized
+// (SubjectAccessReview: the non-resource URL for metrics, the resource it
+// shows for the console), with the verdicts cached briefly. It does what controller-runtime's
 // metrics/filters does, with client-go alone: that filter links
 // k8s.io/apiserver (and its tracing and gRPC dependencies, some 180
 // packages) into every command of the binary.
@@ -78,34 +79,70 @@ func (o Options) withDefaults() Options {
 type Reviewer interface {
 	// Authenticate returns the token's user, or ok false.
 	Authenticate(ctx context.Context, token string) (user authnv1.UserInfo, ok bool, err error)
-	// Authorize reports whether user may verb the non-resource path.
-	Authorize(ctx context.Context, user authnv1.UserInfo, verb, path string) (bool, error)
+	// Authorize reports whether user may do what attrs ask.
+	Authorize(ctx context.Context, user authnv1.UserInfo, attrs Attributes) (bool, error)
+}
+
+// Attributes are what a request asks to do, as a SubjectAccessReview
+// asks it: exactly one of the two is set.
+type Attributes struct {
+	NonResource *authzv1.NonResourceAttributes `json:"nonResource,omitempty"`
+	Resource    *authzv1.ResourceAttributes    `json:"resource,omitempty"`
+}
+
+// AttributesFunc says what req asks to do; ok false refuses it (403)
+// without a review: a request naming nothing to authorize is not served.
+type AttributesFunc func(req *http.Request) (attrs Attributes, ok bool)
+
+// NonResourceURL authorizes the request's method on its path (/metrics).
+func NonResourceURL(req *http.Request) (Attributes, bool) {
+	return Attributes{NonResource: &authzv1.NonResourceAttributes{Path: req.URL.Path, Verb: strings.ToLower(req.Method)}}, true
 }
 
 // Filter returns a metrics server FilterProvider backed by the API server.
 func Filter(opts Options) func(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
 	return func(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
-		authn, err := authnclient.NewForConfigAndClient(cfg, httpClient)
+		r, err := NewReviewer(cfg, httpClient)
 		if err != nil {
 			return nil, err
 		}
-		authz, err := authzclient.NewForConfigAndClient(cfg, httpClient)
-		if err != nil {
-			return nil, err
-		}
-		return New(apiReviewer{authn: authn, authz: authz}, time.Now, opts), nil
+		return New(r, time.Now, opts), nil
 	}
 }
 
-// New returns a filter using r, with now as the clock (for tests).
+// NewReviewer asks the API server cfg names.
+func NewReviewer(cfg *rest.Config, httpClient *http.Client) (Reviewer, error) {
+	authn, err := authnclient.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	authz, err := authzclient.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return apiReviewer{authn: authn, authz: authz}, nil
+}
+
+// New returns a metrics filter using r, with now as the clock (for
+// tests): each request's method on its path is authorized.
 func New(r Reviewer, now func() time.Time, opts Options) metricsserver.Filter {
-	return newGuard(r, now, opts).filter
+	return newGuard(r, now, opts, NonResourceURL, "metrics").filter
+}
+
+// Guard wraps next: a request is served only with a bearer token the API
+// server authenticates, for a user it allows what attrs says the request
+// asks. realm names the endpoint in a 401's challenge.
+func Guard(r Reviewer, now func() time.Time, opts Options, attrs AttributesFunc, realm string, log logr.Logger, next http.Handler) http.Handler {
+	h, _ := newGuard(r, now, opts, attrs, realm).filter(log, next)
+	return h
 }
 
 type guard struct {
 	reviewer Reviewer
 	now      func() time.Time
 	opts     Options
+	attrs    AttributesFunc
+	realm    string
 	backoff  wait.Backoff
 	// authn maps a token's SHA-256 to its verdict, authz a request's
 	// attributes (see authzKey) to theirs.
@@ -118,10 +155,10 @@ type verdict struct {
 	expires time.Time
 }
 
-func newGuard(r Reviewer, now func() time.Time, opts Options) *guard {
+func newGuard(r Reviewer, now func() time.Time, opts Options, attrs AttributesFunc, realm string) *guard {
 	opts = opts.withDefaults()
 	return &guard{
-		reviewer: r, now: now, opts: opts, backoff: defaultBackoff,
+		reviewer: r, now: now, opts: opts, attrs: attrs, realm: realm, backoff: defaultBackoff,
 		authn: lru.New(opts.MaxEntries), authz: lru.New(opts.MaxEntries),
 	}
 }
@@ -134,11 +171,11 @@ func (g *guard) filter(log logr.Logger, next http.Handler) (http.Handler, error)
 			next.ServeHTTP(w, req)
 			return
 		case http.StatusUnauthorized:
-			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+g.realm+`"`)
 		case http.StatusInternalServerError:
 			// The detail is for the operator only: it may name API
-			// server internals a scraper has no business seeing.
-			log.Error(err, "metrics request not checked", "path", req.URL.Path)
+			// server internals a client has no business seeing.
+			log.Error(err, "request not checked", "realm", g.realm, "path", req.URL.Path)
 		}
 		http.Error(w, msg, code)
 	}), nil
@@ -161,7 +198,11 @@ func (g *guard) check(req *http.Request) (int, string, error) {
 	if !ok {
 		return http.StatusUnauthorized, "Unauthorized", nil
 	}
-	allowed, err := g.authorize(ctx, user, strings.ToLower(req.Method), req.URL.Path)
+	attrs, ok := g.attrs(req)
+	if !ok {
+		return http.StatusForbidden, "Forbidden", nil
+	}
+	allowed, err := g.authorize(ctx, user, attrs)
 	if err != nil {
 		return http.StatusInternalServerError, "authorization unavailable", fmt.Errorf("subject access review for user %q: %w", user.Username, redact(err, token))
 	}
@@ -202,15 +243,15 @@ func (g *guard) authenticate(ctx context.Context, token string) (authnv1.UserInf
 	return user, ok, nil
 }
 
-func (g *guard) authorize(ctx context.Context, user authnv1.UserInfo, verb, path string) (bool, error) {
-	key := authzKey(user, verb, path)
+func (g *guard) authorize(ctx context.Context, user authnv1.UserInfo, attrs Attributes) (bool, error) {
+	key := authzKey(user, attrs)
 	if v, hit := g.lookup(g.authz, key); hit {
 		return v.ok, nil
 	}
 	var allowed bool
 	err := g.retry(ctx, func(ctx context.Context) error {
 		var err error
-		allowed, err = g.reviewer.Authorize(ctx, user, verb, path)
+		allowed, err = g.reviewer.Authorize(ctx, user, attrs)
 		return err
 	})
 	if err != nil {
@@ -225,12 +266,12 @@ func (g *guard) authorize(ctx context.Context, user authnv1.UserInfo, verb, path
 }
 
 // authzKey covers everything the SubjectAccessReview is asked about.
-func authzKey(user authnv1.UserInfo, verb, path string) [32]byte {
+func authzKey(user authnv1.UserInfo, attrs Attributes) [32]byte {
 	// Cannot fail: only strings, slices and maps of strings.
 	raw, _ := json.Marshal(struct {
-		User       authnv1.UserInfo
-		Verb, Path string
-	}{user, verb, path})
+		User  authnv1.UserInfo
+		Attrs Attributes
+	}{user, attrs})
 	return sha256.Sum256(raw)
 }
 
@@ -305,14 +346,14 @@ func (a apiReviewer) Authenticate(ctx context.Context, token string) (authnv1.Us
 	return tr.Status.User, tr.Status.Authenticated, nil
 }
 
-func (a apiReviewer) Authorize(ctx context.Context, user authnv1.UserInfo, verb, path string) (bool, error) {
+func (a apiReviewer) Authorize(ctx context.Context, user authnv1.UserInfo, attrs Attributes) (bool, error) {
 	extra := map[string]authzv1.ExtraValue{}
 	for k, v := range user.Extra {
 		extra[k] = authzv1.ExtraValue(v)
 	}
 	sar, err := a.authz.SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
 		User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extra,
-		NonResourceAttributes: &authzv1.NonResourceAttributes{Path: path, Verb: verb},
+		NonResourceAttributes: attrs.NonResource, ResourceAttributes: attrs.Resource,
 	}}, metav1.CreateOptions{})
 	if err != nil {
 		return false, err

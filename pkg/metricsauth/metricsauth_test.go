@@ -15,6 +15,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	authnv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -52,7 +53,7 @@ func (f *fakeReviewer) Authenticate(_ context.Context, token string) (authnv1.Us
 	return authnv1.UserInfo{Username: u, Groups: []string{"system:authenticated"}}, ok, nil
 }
 
-func (f *fakeReviewer) Authorize(_ context.Context, u authnv1.UserInfo, verb, path string) (bool, error) {
+func (f *fakeReviewer) Authorize(_ context.Context, u authnv1.UserInfo, attrs Attributes) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.authzCalls++
@@ -61,7 +62,8 @@ func (f *fakeReviewer) Authorize(_ context.Context, u authnv1.UserInfo, verb, pa
 		f.authzErrs = f.authzErrs[1:]
 		return false, err
 	}
-	return f.allowed[u.Username] && verb == "get" && path == "/metrics", nil
+	nr := attrs.NonResource
+	return f.allowed[u.Username] && attrs.Resource == nil && nr != nil && nr.Verb == "get" && nr.Path == "/metrics", nil
 }
 
 func (f *fakeReviewer) totalAuthn() int {
@@ -90,7 +92,7 @@ type harness struct {
 func newHarness(t *testing.T, opts Options) *harness {
 	t.Helper()
 	hs := &harness{r: newFake(), clock: &clock{t: time.Unix(1000, 0)}, logs: &strings.Builder{}}
-	hs.g = newGuard(hs.r, hs.clock.now, opts)
+	hs.g = newGuard(hs.r, hs.clock.now, opts, NonResourceURL, "metrics")
 	hs.g.backoff = wait.Backoff{Steps: defaultBackoff.Steps}
 	log := funcr.New(func(prefix, args string) { hs.logs.WriteString(prefix + args + "\n") }, funcr.Options{})
 	h, err := hs.g.filter(log, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("metrics")) }))
@@ -239,20 +241,32 @@ func TestAuthzAllowAndDenyTTL(t *testing.T) {
 	}
 }
 
-func TestAuthzKeyedByUserGroupsVerbPath(t *testing.T) {
+func TestAuthzKeyedByUserGroupsAndAttributes(t *testing.T) {
+	nr := func(verb, path string) Attributes {
+		return Attributes{NonResource: &authzv1.NonResourceAttributes{Verb: verb, Path: path}}
+	}
+	res := func(verb, ns, name string) Attributes {
+		return Attributes{Resource: &authzv1.ResourceAttributes{Verb: verb, Group: "hco.kubevirt.io", Resource: "hyperconvergeds", Namespace: ns, Name: name}}
+	}
 	u := authnv1.UserInfo{Username: "a", Groups: []string{"g"}}
-	k := authzKey(u, "get", "/metrics")
+	k := authzKey(u, nr("get", "/metrics"))
 	other := []authnv1.UserInfo{{Username: "b", Groups: []string{"g"}}, {Username: "a", Groups: []string{"h"}}, {Username: "a"}}
 	for _, o := range other {
-		if authzKey(o, "get", "/metrics") == k {
+		if authzKey(o, nr("get", "/metrics")) == k {
 			t.Errorf("%+v shares %+v's authz verdict", o, u)
 		}
 	}
-	if authzKey(u, "post", "/metrics") == k || authzKey(u, "get", "/metrics/extra") == k {
+	if authzKey(u, nr("post", "/metrics")) == k || authzKey(u, nr("get", "/metrics/extra")) == k {
 		t.Error("verb and path are part of the authz key")
 	}
-	if authzKey(authnv1.UserInfo{Username: "a", Groups: []string{"g"}}, "get", "/metrics") != k {
+	if authzKey(authnv1.UserInfo{Username: "a", Groups: []string{"g"}}, nr("get", "/metrics")) != k {
 		t.Error("the same attributes share a verdict")
+	}
+	r := authzKey(u, res("get", "openshift-cnv", "kubevirt-hyperconverged"))
+	for _, o := range []Attributes{res("list", "openshift-cnv", "kubevirt-hyperconverged"), res("get", "other", "kubevirt-hyperconverged"), res("get", "openshift-cnv", "x"), nr("get", "/metrics")} {
+		if authzKey(u, o) == r {
+			t.Errorf("%+v shares the verdict of another resource request", o)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,6 +33,18 @@ func invalidEvent(annotation string) string {
 	return "InvalidSwitch"
 }
 
+// maxRolled bounds the rollouts remembered (Snapshot.Rolled).
+const maxRolled = 50
+
+// Rollout is a write or deletion the autopilot sent that rolled pools.
+type Rollout struct {
+	Object     string            `json:"object"`
+	Disruption engine.Disruption `json:"disruption"`
+	What       string            `json:"what"`
+	Impact     string            `json:"impact,omitempty"`
+	At         time.Time         `json:"at"`
+}
+
 // rollout names, on the HCO, a write that makes the Machine Config Operator
 // roll a pool: drain and reboot its nodes (the one event an admin must not
 // miss), or, where the cluster's node disruption policy covers the change,
@@ -40,6 +53,12 @@ func (r *Reporter) rollout(hco, subject *unstructured.Unstructured, d engine.Dis
 	if subject == nil || (!d.Reboot && len(d.Actions) == 0) {
 		return
 	}
+	r.mu.Lock()
+	r.rolled = append(r.rolled, Rollout{Object: engine.ObjectKey(subject), Disruption: d, What: what, Impact: impact, At: time.Now()})
+	if len(r.rolled) > maxRolled {
+		r.rolled = slices.Delete(r.rolled, 0, len(r.rolled)-maxRolled)
+	}
+	r.mu.Unlock()
 	pool := strings.Join(d.Rolled(), ", ")
 	if pool == "" {
 		pool = "(unnamed)"

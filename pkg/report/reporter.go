@@ -8,6 +8,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -38,6 +39,10 @@ type AssetStatus struct {
 	// Impact says what the pool's rollout does to its VMs, for a write
 	// that reboots a pool, sent or waiting.
 	Impact string `json:"impact,omitempty"`
+	// Disruption is what the write (or deletion) does to nodes, as the
+	// gate judged it (engine.Judged), when it reaches any: the pools a
+	// staged or sent rollout is for.
+	Disruption *engine.Disruption `json:"disruption,omitempty"`
 	// Deferred are the fields left to a declared owner (platform.kubevirt.io/
 	// yield-to).
 	Deferred []engine.Deferral `json:"deferred,omitempty"`
@@ -62,7 +67,10 @@ type Reporter struct {
 	// series remembers label sets set per asset, to delete them when they go stale.
 	series map[string][]series
 
-	tombstones    []tombstone.Result
+	tombstones []tombstone.Result
+	// rolled are the last rollouts sent, oldest first (this process's:
+	// the PoolRollout Events on the HCO say the same across restarts).
+	rolled        []Rollout
 	lastReconcile time.Time
 	lastError     string
 	hcoRV         string
@@ -107,6 +115,8 @@ type Snapshot struct {
 	// Throttle is the write budget of each asset's object, by object key
 	// (filled by the controller, which owns the budgets).
 	Throttle map[string]throttle.State
+	// Rolled are the last rollouts this process sent, oldest first.
+	Rolled []Rollout
 }
 
 // Health summarizes the autopilot for /debug/health.
@@ -139,7 +149,7 @@ type Health struct {
 func (r *Reporter) Snapshot() Snapshot {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := Snapshot{Assets: make([]AssetStatus, 0, len(r.assets)), Tombstones: append([]tombstone.Result(nil), r.tombstones...),
+	s := Snapshot{Assets: make([]AssetStatus, 0, len(r.assets)), Tombstones: append([]tombstone.Result(nil), r.tombstones...), Rolled: slices.Clone(r.rolled),
 		Health: Health{LastReconcile: r.lastReconcile, HCOResourceVersion: r.hcoRV, LastError: r.lastError}}
 	for _, a := range r.assets {
 		s.Assets = append(s.Assets, a)
@@ -189,6 +199,9 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 		Drift: res.Drift, Opponents: res.Opponents, Deferred: d.Deferred, Changed: time.Now(), Desired: d.Desired}
 	if d.Live != nil {
 		st.ObservedResourceVersion = d.Live.GetResourceVersion()
+	}
+	if dis := engine.Judged(d, res); dis.Reboot || len(dis.Actions) > 0 {
+		st.Disruption = &dis
 	}
 
 	r.mu.Lock()

@@ -1,0 +1,142 @@
+package consoleapi
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	authzv1 "k8s.io/api/authorization/v1"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/metricsauth"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/tlsprofile"
+)
+
+// OverviewPath is the API's one document; the plugin reads it through the
+// console's proxy (ConsolePlugin spec.proxy alias ProxyAlias).
+const (
+	OverviewPath = "/api/v1/overview"
+	ProxyAlias   = "autopilot"
+	// PluginName is the ConsolePlugin's name (console-plugin/package.json).
+	PluginName = "virt-platform-autopilot"
+)
+
+// Server is a manager Runnable serving, over TLS with the cluster's
+// profile, the plugin's built files (the console's backend fetches them,
+// with no user token) and the API, each request authenticated and
+// authorized as the user the console sends: the overview shows the HCO's
+// plan, so a user sees it only if they may get the HyperConverged.
+type Server struct {
+	Addr string
+	// CertDir holds tls.crt and tls.key (the service CA's serving
+	// certificate); a renewed one is served from the next handshake.
+	CertDir string
+	// PluginDir holds the built plugin (plugin-manifest.json, the
+	// modules); "" serves the API alone.
+	PluginDir string
+	// Namespace is the HCO's.
+	Namespace string
+	Catalog   *catalog.Catalog
+	Source    debug.Source
+	Reviewer  metricsauth.Reviewer
+	TLS       *tlsprofile.Served
+	Auth      metricsauth.Options
+	Log       logr.Logger
+	Now       func() time.Time
+}
+
+// NeedLeaderElection is false: every replica answers (the console's
+// Service picks any).
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// Start serves until ctx ends.
+func (s *Server) Start(ctx context.Context) error {
+	cw, err := certwatcher.New(filepath.Join(s.CertDir, "tls.crt"), filepath.Join(s.CertDir, "tls.key"))
+	if err != nil {
+		return fmt.Errorf("console plugin server: serving certificate in %s: %w", s.CertDir, err)
+	}
+	go func() {
+		if err := cw.Start(ctx); err != nil {
+			s.Log.Error(err, "console plugin server: the serving certificate is no longer watched; a renewed one is not served until restart")
+		}
+	}()
+	cfg := &tls.Config{GetCertificate: cw.GetCertificate, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12}
+	if s.TLS != nil {
+		s.TLS.TLSOpt()(cfg)
+	}
+	ln, err := tls.Listen("tcp", s.Addr, cfg)
+	if err != nil {
+		return fmt.Errorf("console plugin server: listen on %s: %w", s.Addr, err)
+	}
+	return s.serve(ctx, ln)
+}
+
+func (s *Server) serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdown)
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}
+
+// Handler routes the API (authorized) and the plugin's files.
+func (s *Server) Handler() http.Handler {
+	now := s.Now
+	if now == nil {
+		now = time.Now
+	}
+	mux := http.NewServeMux()
+	overview := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		eval, notices, err := s.Source.Preview(r.Context())
+		if err != nil {
+			http.Error(w, "the autopilot cannot evaluate now: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = preview.WriteJSON(w, Build(s.Catalog, eval, notices, s.Source.Snapshot(), now()))
+	})
+	mux.Handle("GET "+OverviewPath, metricsauth.Guard(s.Reviewer, time.Now, s.Auth, s.readsHCO, ProxyAlias, s.Log, overview))
+	if s.PluginDir != "" {
+		files := http.FileServer(http.Dir(s.PluginDir))
+		mux.Handle("GET /", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// The manifest names the current modules; the modules'
+			// names carry their content hash.
+			if strings.HasSuffix(r.URL.Path, ".json") {
+				w.Header().Set("Cache-Control", "no-cache")
+			}
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			files.ServeHTTP(w, r)
+		}))
+	}
+	return mux
+}
+
+// readsHCO: the API shows the HCO's plan, so it asks what reading the
+// HCO asks.
+func (s *Server) readsHCO(*http.Request) (metricsauth.Attributes, bool) {
+	return metricsauth.Attributes{Resource: &authzv1.ResourceAttributes{
+		Verb: "get", Group: rendercontext.HCOGVK.Group, Version: rendercontext.HCOGVK.Version, Resource: "hyperconvergeds",
+		Namespace: s.Namespace, Name: rendercontext.HCOName,
+	}}, true
+}
