@@ -14,9 +14,12 @@ import (
 	"github.com/go-logr/logr"
 	authzv1 "k8s.io/api/authorization/v1"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/debug"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metricsauth"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/preview"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -27,7 +30,10 @@ import (
 // console's proxy (ConsolePlugin spec.proxy alias ProxyAlias).
 const (
 	OverviewPath = "/api/v1/overview"
-	ProxyAlias   = "autopilot"
+	// PreviewPath answers what setting ?annotation= to ?value= (absent:
+	// removing it) would make the autopilot do.
+	PreviewPath = "/api/v1/preview"
+	ProxyAlias  = "autopilot"
 	// PluginName is the ConsolePlugin's name (console-plugin/package.json).
 	PluginName = "virt-platform-autopilot"
 )
@@ -48,12 +54,21 @@ type Server struct {
 	// Namespace is the HCO's.
 	Namespace string
 	Catalog   *catalog.Catalog
-	Source    debug.Source
-	Reviewer  metricsauth.Reviewer
-	TLS       *tlsprofile.Served
-	Auth      metricsauth.Options
-	Log       logr.Logger
-	Now       func() time.Time
+	Source    Source
+	// Reader lists VMIs for a preview's pools (the API server: no cache).
+	Reader   client.Reader
+	Reviewer metricsauth.Reviewer
+	TLS      *tlsprofile.Served
+	Auth     metricsauth.Options
+	Log      logr.Logger
+	Now      func() time.Time
+}
+
+// Source is what the views are made from: the controller's evaluation
+// (debug.Source), and the same as if the HCO's annotations were changed.
+type Source interface {
+	debug.Source
+	PreviewWith(ctx context.Context, set map[string]*string) (engine.Evaluation, []engine.Notice, error)
 }
 
 // NeedLeaderElection is false: every replica answers (the console's
@@ -117,6 +132,9 @@ func (s *Server) Handler() http.Handler {
 		_ = preview.WriteJSON(w, Build(s.Catalog, eval, notices, s.Source.Snapshot(), now()))
 	})
 	mux.Handle("GET "+OverviewPath, metricsauth.Guard(s.Reviewer, time.Now, s.Auth, s.readsHCO, ProxyAlias, s.Log, overview))
+	mux.Handle("GET "+PreviewPath, metricsauth.Guard(s.Reviewer, time.Now, s.Auth, s.readsHCO, ProxyAlias, s.Log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.preview(w, r, now())
+	})))
 	if s.PluginDir != "" {
 		files := http.FileServer(http.Dir(s.PluginDir))
 		mux.Handle("GET /", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -139,4 +157,37 @@ func (s *Server) readsHCO(*http.Request) (metricsauth.Attributes, bool) {
 		Verb: "get", Group: rendercontext.HCOGVK.Group, Version: rendercontext.HCOGVK.Version, Resource: "hyperconvergeds",
 		Namespace: s.Namespace, Name: rendercontext.HCOName,
 	}}, true
+}
+
+func (s *Server) preview(w http.ResponseWriter, r *http.Request, now time.Time) {
+	q := r.URL.Query()
+	key := q.Get("annotation")
+	if !strings.HasPrefix(key, annotations.SwitchPrefix) || len(key) == len(annotations.SwitchPrefix) {
+		http.Error(w, fmt.Sprintf("annotation %q: want one of the autopilot's (%s...)", key, annotations.SwitchPrefix), http.StatusBadRequest)
+		return
+	}
+	p := Preview{Annotation: key}
+	if q.Has("value") {
+		v := q.Get("value")
+		p.Value = &v
+	}
+	before, _, err := s.Source.Preview(r.Context())
+	if err != nil {
+		http.Error(w, "the autopilot cannot evaluate now: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	after, notices, err := s.Source.PreviewWith(r.Context(), map[string]*string{key: p.Value})
+	if err != nil {
+		http.Error(w, "the autopilot cannot evaluate now: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	p.Changes = Compare(s.Catalog, before, after, now)
+	p.Pools = Impacts(r.Context(), s.Reader, after, p.Changes)
+	p.Notices = notices
+	if p.Notices == nil {
+		p.Notices = []engine.Notice{}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = preview.WriteJSON(w, p)
 }

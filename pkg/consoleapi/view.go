@@ -101,6 +101,9 @@ type Rollout struct {
 	// Outcome is a waiting write's (empty for one that went).
 	Outcome engine.Outcome `json:"outcome,omitempty"`
 	Reason  string         `json:"reason,omitempty"`
+	// HeldBy names the gate's check that holds it: window, pools (busy),
+	// settle, fact budget, write budget, dependency, input, ...
+	HeldBy string `json:"heldBy,omitempty"`
 	// Reboot: MCO drains and reboots the pool's nodes; else Actions are
 	// what it does on each node instead.
 	Reboot  bool     `json:"reboot"`
@@ -116,7 +119,11 @@ type Rollout struct {
 type Feature struct {
 	features.Status
 	// SwitchValue is the switch's HCO annotation as written ("": absent).
-	SwitchValue string         `json:"switchValue,omitempty"`
+	SwitchValue string `json:"switchValue,omitempty"`
+	// SwitchOn is the switch as the autopilot reads it (the one parser);
+	// SwitchError says why the value is not understood.
+	SwitchOn    bool           `json:"switchOn"`
+	SwitchError string         `json:"switchError,omitempty"`
 	Objects     []FeatureAsset `json:"objects"`
 }
 
@@ -148,22 +155,21 @@ func Build(cat *catalog.Catalog, eval engine.Evaluation, notices []engine.Notice
 	}
 	o.Autopilot = autopilot(cat, eval, snap, now)
 
-	featureOf := map[string]string{}
-	for i := range cat.Features {
-		for _, m := range cat.Features[i].Members {
-			featureOf[m] = cat.Features[i].Name
-		}
-	}
-	o.Pools = pools(eval, snap, featureOf, o.Autopilot.Window)
+	o.Pools = pools(eval, snap, featuresOf(cat), o.Autopilot.Window)
 
 	byAsset := map[string]*engine.Decision{}
 	for i := range eval.Decisions {
 		byAsset[eval.Decisions[i].Asset.Name] = &eval.Decisions[i]
 	}
-	for _, s := range features.Of(cat, rc, eval.Decisions, snap.Last) {
+	for i, s := range features.Of(cat, rc, eval.Decisions, snap.Last) {
 		f := Feature{Status: s, Objects: []FeatureAsset{}}
 		if s.Switch != "" {
 			f.SwitchValue, _ = rc.HCOAnnotation(s.Switch)
+			on, err := rc.Switch(cat.Features[i].Switch)
+			f.SwitchOn = on && err == nil
+			if err != nil {
+				f.SwitchError = err.Error()
+			}
 		}
 		for _, a := range s.Assets {
 			fa := FeatureAsset{Name: a.Name}
@@ -182,7 +188,11 @@ func Build(cat *catalog.Catalog, eval engine.Evaluation, notices []engine.Notice
 
 // ours keeps the HCO's annotations this autopilot reads: the plugin
 // shows and patches these, nothing else of the HCO leaves the process.
+// nil when the HCO has none at all (a patch then adds the map).
 func ours(in map[string]string) map[string]string {
+	if len(in) == 0 {
+		return nil
+	}
 	out := map[string]string{}
 	for k, v := range in {
 		if strings.HasPrefix(k, annotations.SwitchPrefix) {
@@ -254,7 +264,7 @@ func pools(eval engine.Evaluation, snap report.Snapshot, featureOf map[string]st
 		if st.Disruption == nil {
 			continue
 		}
-		r := Rollout{Asset: st.Asset, Feature: featureOf[st.Asset], Object: st.Object, Outcome: st.Outcome, Reason: st.Reason,
+		r := Rollout{Asset: st.Asset, Feature: featureOf[st.Asset], Object: st.Object, Outcome: st.Outcome, Reason: st.Reason, HeldBy: st.HeldBy,
 			Reboot: st.Disruption.Reboot, Actions: st.Disruption.Actions, Impact: st.Impact, Since: st.Changed}
 		if st.Outcome == engine.Staged {
 			r.Goes = win.NextOpen

@@ -16,9 +16,33 @@ import (
 // what the next reconcile would decide, and the HCO inputs it would report
 // as not understood. The debug endpoints serve it.
 func (r *Reconciler) Preview(ctx context.Context) (engine.Evaluation, []engine.Notice, error) {
+	return r.PreviewWith(ctx, nil)
+}
+
+// PreviewWith is Preview as if the HCO's annotations were changed as set
+// says (a nil value removes one): what a switch, a pause or a window
+// would make the next reconcile decide, before a person sets it. Nothing
+// is written; the caches' HCO is left as it is.
+func (r *Reconciler) PreviewWith(ctx context.Context, set map[string]*string) (engine.Evaluation, []engine.Notice, error) {
 	facts, err := r.facts(ctx)
 	if err != nil {
 		return engine.Evaluation{}, nil, err
+	}
+	if len(set) > 0 && facts.HCO != nil {
+		hco := facts.HCO.DeepCopy()
+		ann := hco.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		for k, v := range set {
+			if v == nil {
+				delete(ann, k)
+			} else {
+				ann[k] = *v
+			}
+		}
+		hco.SetAnnotations(ann)
+		facts.HCO = hco
 	}
 	rc := rendercontext.New(facts)
 	// The plan renders from the context the tombstones phase leaves.

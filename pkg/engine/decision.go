@@ -319,6 +319,9 @@ type Result struct {
 	// Annotation names the HCO annotation not understood that held the
 	// write (Invalid by the gate); the decision's own when "".
 	Annotation string
+	// HeldBy names the gate's check that held the write (gate.Order:
+	// "window", "pools", "settle", ...); "" when none did.
+	HeldBy string
 	// Disruption is what the gate judged the write (or deletion) does to
 	// nodes, nil when nothing was judged: reports say what was judged,
 	// never a second computation of it (Judged).

@@ -464,7 +464,7 @@ func (g *Gate) Attempt(key string) Verdict {
 // (after what, when set), when to look again, and the annotation not
 // understood behind an Invalid. Every path maps a held verdict here.
 func (v Verdict) Held(res engine.Result, what string) engine.Result {
-	res.Outcome, res.RetryAfter, res.Annotation = v.Outcome, v.RetryAfter, v.Annotation
+	res.Outcome, res.RetryAfter, res.Annotation, res.HeldBy = v.Outcome, v.RetryAfter, v.Annotation, v.Check
 	res.Reason = v.Reason
 	if what != "" {
 		res.Reason = what + ": " + v.Reason

@@ -43,6 +43,9 @@ type AssetStatus struct {
 	// gate judged it (engine.Judged), when it reaches any: the pools a
 	// staged or sent rollout is for.
 	Disruption *engine.Disruption `json:"disruption,omitempty"`
+	// HeldBy names the gate's check that holds the write ("window",
+	// "pools", "settle", "fact budget", ...: gate.Order), when one does.
+	HeldBy string `json:"heldBy,omitempty"`
 	// Deferred are the fields left to a declared owner (platform.kubevirt.io/
 	// yield-to).
 	Deferred []engine.Deferral `json:"deferred,omitempty"`
@@ -195,7 +198,7 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 	if target != nil {
 		objKey, id = engine.ObjectKey(target), engine.Identity(target)
 	}
-	st := AssetStatus{Asset: name, Outcome: res.Outcome, Reason: res.Reason, Object: objKey, Identity: id, Impact: res.Impact,
+	st := AssetStatus{Asset: name, Outcome: res.Outcome, Reason: res.Reason, Object: objKey, Identity: id, Impact: res.Impact, HeldBy: res.HeldBy,
 		Drift: res.Drift, Opponents: res.Opponents, Deferred: d.Deferred, Changed: time.Now(), Desired: d.Desired}
 	if d.Live != nil {
 		st.ObservedResourceVersion = d.Live.GetResourceVersion()

@@ -498,6 +498,7 @@ var _ = Describe("Autopilot", Ordered, func() {
 	operabilitySpecs(ctx)
 	previewSpecs(ctx)
 	gateSpecs(ctx)
+	consoleSpecs(ctx)
 	shippedSpecs(ctx)
 	loggingSpecs(ctx)
 	dropInSpecs(ctx)

@@ -51,8 +51,11 @@ var (
 	rec       *controller.Reconciler
 
 	// probeAddr serves the running manager's /healthz and /readyz;
-	// metricsAddr its /metrics, over HTTPS with authn/authz as deployed.
-	probeAddr, metricsAddr string
+	// metricsAddr its /metrics, over HTTPS with authn/authz as deployed;
+	// consoleAddr the console plugin and its API, over TLS with the
+	// certificate in consoleCert.
+	probeAddr, metricsAddr, consoleAddr string
+	consoleCert                         servingCert
 
 	// requests counts the API requests the manager makes.
 	requests = &requestLog{}
@@ -97,6 +100,9 @@ var _ = BeforeSuite(func() {
 	Expect(k8s.Create(suiteCtx, binding)).To(Succeed())
 	// The fleet status ConfigMap, in the autopilot's own namespace.
 	installNamespacedRBAC(suiteCtx, "status_role.yaml")
+	// The console plugin server's serving certificate (on OpenShift, the
+	// service CA's).
+	consoleCert = newServingCert()
 	// The admission policy bounding its writes (config/rbac): every spec
 	// runs under it, so anything the catalog writes that it refuses fails.
 	installAdmissionPolicy(suiteCtx)
@@ -157,11 +163,12 @@ func startReplica(o replicaOptions) replica {
 		mcfg.Host = o.host
 	}
 	mcfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + operatorNamespace + ":virt-platform-autopilot"}
-	probeAddr, metricsAddr = freeAddr(), freeAddr()
+	probeAddr, metricsAddr, consoleAddr = freeAddr(), freeAddr(), freeAddr()
 	mgr, r, err := app.NewManager(mcfg, app.Config{
 		Namespace: hcoNamespace, Throttle: testThrottle, Resync: time.Hour, ProbeBindAddress: probeAddr,
 		UnwatchedPoll: 2 * time.Second, SettlePeriod: testSettle, Now: shiftedNow,
 		MetricsBindAddress: metricsAddr, MetricsSecure: true,
+		ConsoleBindAddress: consoleAddr, ConsoleCertDir: consoleCert.dir, ConsolePluginDir: pluginDist(),
 		LeaderElection: o.leaderElect, LeaderElectionNamespace: operatorNamespace,
 	})
 	Expect(err).NotTo(HaveOccurred())

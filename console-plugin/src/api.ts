@@ -1,0 +1,48 @@
+// The plugin's two ways out: the autopilot's read-only API through the
+// console's proxy (the user's token), and patches of the HyperConverged
+// through the console's Kubernetes API, with the user's own rights.
+import { consoleFetchJSON, k8sPatch } from '@openshift-console/dynamic-plugin-sdk';
+import type { K8sModel } from '@openshift-console/dynamic-plugin-sdk';
+import { annotationPatch } from './logic';
+import type { Overview, Preview } from './types';
+
+// The ConsolePlugin's name and proxy alias (pkg/consoleapi).
+const API = '/api/proxy/plugin/virt-platform-autopilot/autopilot/api/v1';
+export const OVERVIEW_URL = `${API}/overview`;
+
+export const HyperConvergedModel: K8sModel = {
+  apiGroup: 'hco.kubevirt.io',
+  apiVersion: 'v1',
+  kind: 'HyperConverged',
+  plural: 'hyperconvergeds',
+  abbr: 'HCO',
+  label: 'HyperConverged',
+  labelPlural: 'HyperConvergeds',
+  namespaced: true,
+};
+
+export const fetchOverview = (): Promise<Overview> => consoleFetchJSON(OVERVIEW_URL) as Promise<Overview>;
+
+// fetchPreview asks what setting key to value (null: removing it) would
+// make the autopilot do: the controller's own planner and judge.
+export const fetchPreview = (key: string, value: string | null): Promise<Preview> => {
+  const q = new URLSearchParams({ annotation: key });
+  if (value !== null) {
+    q.set('value', value);
+  }
+  return consoleFetchJSON(`${API}/preview?${q.toString()}`) as Promise<Preview>;
+};
+
+// setAnnotation sets (or, with null, removes) one annotation of the HCO
+// the overview names, as the user.
+export const setAnnotation = async (o: Overview, key: string, value: string | null): Promise<void> => {
+  const ops = annotationPatch(o.hco.annotations, key, value);
+  if (ops.length === 0) {
+    return;
+  }
+  await k8sPatch({
+    model: HyperConvergedModel,
+    resource: { apiVersion: 'hco.kubevirt.io/v1', kind: 'HyperConverged', metadata: { name: o.hco.name, namespace: o.hco.namespace } },
+    data: ops,
+  });
+};

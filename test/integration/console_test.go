@@ -1,0 +1,268 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+)
+
+// consoleSpecs: the console plugin, built as shipped, loaded by a real
+// browser into a host page that gives it what the console does, against
+// the real autopilot and API server: what a person sees, what their
+// actions change, with their own rights.
+func consoleSpecs(ctx context.Context) {
+	It("shows in a browser what will reboot, when and why, previews a switch, and changes the HCO with the user's own rights", func() {
+		requireConsole()
+		host := newConsoleHost(consoleUsers(ctx))
+		b := newBrowser()
+
+		workerPoolAtRest(ctx)
+		gpu := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "console-gpu", Labels: map[string]string{
+			"node-role.kubernetes.io/worker": "", pciLabel: "true"}}}
+		Expect(k8s.Create(ctx, gpu)).To(Succeed())
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, gpu))).To(Succeed())
+			untilSettled()
+		})
+		untilSettled()
+		opensAt := closedWindow("admin")
+		DeferCleanup(func() {
+			update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
+				setAnnotation(u, pciSwitch, "")
+				setAnnotation(u, annotations.Autopilot, "")
+			})
+			Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", pciMC) }).WithTimeout(time.Minute).Should(BeNil())
+		})
+
+		By("a viewer sees the autopilot managed and the window closed, with when it opens")
+		b.open(host.login("viewer", "page"))
+		Expect(b.text(`[data-test="mode"]`)).To(Equal("managed"))
+		Expect(b.text(`[data-test="window"]`)).To(And(ContainSubstring("closed"), ContainSubstring("opens in 1h")))
+		Expect(b.text(`[data-test="pool-worker"]`)).To(ContainSubstring("nothing waiting"))
+		b.accessible()
+
+		By("before turning PCI passthrough on, the preview says what it writes, what it reboots and that the window holds it")
+		b.click(`#switch-pci-passthrough`)
+		Expect(b.text(`[data-test="preview-summary"]`)).To(ContainSubstring("reboots pool worker"))
+		Expect(b.text(`[data-test="preview-change"]`)).To(And(ContainSubstring("create"), ContainSubstring(pciMC), ContainSubstring("disruption window closed")))
+		Expect(b.text(`[data-test="preview-pool"]`)).To(ContainSubstring("Pool worker"))
+		b.screenshot("preview")
+		Expect(get(mcGVK, "", pciMC)).To(BeNil(), "a preview writes nothing")
+
+		By("the viewer may not turn it on: the API server's refusal, in plain words, and the HCO unchanged")
+		b.clickButton("Turn on")
+		Expect(b.text(`[data-test="action-error"]`)).To(And(ContainSubstring("your user may not do this"), ContainSubstring("forbidden")))
+		Expect(hco().GetAnnotations()).NotTo(HaveKey(pciSwitch))
+
+		By("an admin turns it on: the HCO carries the switch, and the write is staged until the window opens")
+		b.open(host.login("admin", "page"))
+		b.click(`#switch-pci-passthrough`)
+		Expect(b.text(`[data-test="preview-summary"]`)).To(ContainSubstring("reboots pool worker"))
+		b.clickButton("Turn on")
+		Expect(b.text(`[data-test="action-done"]`)).To(ContainSubstring("pci-passthrough turned on"))
+		Eventually(func() string { return hco().GetAnnotations()[pciSwitch] }).Should(Equal("true"))
+		Eventually(outcomeOf("pci-passthrough")).WithTimeout(testSettle + 30*time.Second).Should(Equal(engine.Staged))
+		Eventually(func() string {
+			b.open(host.login("admin", "page"))
+			return b.text(`[data-test="pool-worker"]`)
+		}).Should(And(ContainSubstring("1 waiting: reboots"), ContainSubstring("disruption window closed"), ContainSubstring(pciMC), ContainSubstring("goes in 1h")))
+		Expect(b.text(`[data-test="feature-pci-passthrough"]`)).To(ContainSubstring("Staged"))
+		b.accessible()
+		b.screenshot("pools-staged")
+
+		By("the window open and the pool busy: the write waits for the pool, and the view says so")
+		setPoolState(ctx, "worker", true)
+		DeferCleanup(func() { setPoolState(ctx, "worker", false) })
+		clockShift.Store(int64(time.Until(opensAt) + time.Minute))
+		reconciledAt(poke())
+		Eventually(outcomeOf("pci-passthrough")).Should(Equal(engine.Settling))
+		Eventually(func() string {
+			b.open(host.login("admin", "page"))
+			return b.text(`[data-test="pool-worker"]`)
+		}).Should(And(ContainSubstring("pool busy"), ContainSubstring("MachineConfigPool worker is updating")))
+		Expect(b.text(`[data-test="window"]`)).To(ContainSubstring("open"))
+		b.screenshot("pools-busy")
+
+		By("the pool at rest: the MachineConfig goes, and the pool lists the rollout")
+		setPoolState(ctx, "worker", false)
+		poke()
+		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", pciMC) }).WithTimeout(time.Minute).ShouldNot(BeNil())
+		Eventually(func() string {
+			b.open(host.login("admin", "page"))
+			return b.text(`[data-test="pool-worker"]`)
+		}).Should(And(ContainSubstring("Last rollouts"), ContainSubstring(pciMC)))
+
+		By("the HyperConverged's Autopilot tab shows the same; pausing from it is the admin's own patch")
+		b.open(host.login("admin", "tab"))
+		Expect(b.text(`#tab-name`)).To(Equal("Autopilot"))
+		b.clickButton("Pause")
+		Eventually(func() string { return hco().GetAnnotations()[annotations.Autopilot] }).Should(Equal("false"))
+		Expect(b.text(`[data-test="action-done"]`)).To(ContainSubstring("Paused"))
+		Eventually(func() string {
+			b.open(host.login("admin", "tab"))
+			return b.text(`[data-test="mode"]`)
+		}).Should(Equal("paused"))
+		b.accessible()
+		b.screenshot("hco-tab")
+
+		By("a user who may not read the HCO sees nothing of its plan")
+		b.open(host.login("stranger", "page"))
+		Expect(b.text(`#plugin`)).To(And(ContainSubstring("cannot be read"), ContainSubstring("Forbidden")))
+		Expect(b.text(`#plugin`)).NotTo(ContainSubstring(pciMC))
+	})
+}
+
+// consoleUsers makes three users as service accounts and returns their
+// tokens: an admin who may patch the HCO, a viewer who may read it, and
+// a stranger who may do neither.
+func consoleUsers(ctx context.Context) map[string]string {
+	GinkgoHelper()
+	const ns = "console-users"
+	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName(ns)}))).To(Succeed())
+	hcoRule := func(verbs ...string) []rbacv1.PolicyRule {
+		return []rbacv1.PolicyRule{{APIGroups: []string{"hco.kubevirt.io"}, Resources: []string{"hyperconvergeds"}, Verbs: verbs}}
+	}
+	roles := map[string][]rbacv1.PolicyRule{"admin": hcoRule("get", "list", "watch", "patch"), "viewer": hcoRule("get", "list", "watch")}
+	cs, err := kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	tokens := map[string]string{}
+	for _, user := range []string{"admin", "viewer", "stranger"} {
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "console-" + user, Namespace: ns}}
+		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, sa))).To(Succeed())
+		if rules, ok := roles[user]; ok {
+			role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "console-spec-" + user, Namespace: hcoNamespace}, Rules: rules}
+			binding := &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "console-spec-" + user, Namespace: hcoNamespace},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: ns}},
+			}
+			for _, o := range []client.Object{role, binding} {
+				Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, o))).To(Succeed())
+				DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, o))).To(Succeed()) })
+			}
+		}
+		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		tokens[user] = tr.Status.Token
+	}
+	return tokens
+}
+
+// browser is a headless Chromium tab.
+type browser struct{ ctx context.Context }
+
+func newBrowser() *browser {
+	GinkgoHelper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium()), chromedp.NoSandbox, chromedp.DisableGPU,
+		// This machine's network is closed: Chromium's own background
+		// connections would only be refused.
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+		chromedp.WindowSize(1440, 1000))
+	actx, cancelAlloc := chromedp.NewExecAllocator(suiteCtx, opts...)
+	bctx, cancel := chromedp.NewContext(actx)
+	DeferCleanup(cancelAlloc)
+	DeferCleanup(cancel)
+	Expect(chromedp.Do(bctx)).To(Succeed(), "start %s", chromium())
+	return &browser{ctx: bctx}
+}
+
+func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) error {
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	return chromedp.Do(ctx, steps...)
+}
+
+// open loads url and waits until the plugin has shown its view (or the
+// host or the view has said why not).
+func (b *browser) open(url string) {
+	GinkgoHelper()
+	Expect(b.do(chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`body[data-loaded]`)))).To(Succeed())
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	state, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(`body`), "data-loaded"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(state.Value).To(Equal("true"), "the host loaded the plugin: %s", b.text(`#host-error`))
+	Expect(b.do(chromedp.WaitVisible(chromedp.CSS(`[data-test="autopilot-state"], #plugin .pf-v6-c-alert`)))).To(Succeed())
+}
+
+// text is what a person reads in the first element sel matches.
+func (b *browser) text(sel string) string {
+	GinkgoHelper()
+	Expect(b.do(chromedp.WaitVisible(chromedp.CSS(sel)))).To(Succeed(), "wait for %s", sel)
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	Expect(err).NotTo(HaveOccurred(), "read %s", sel)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// click clicks the element sel matches (a switch's input, which PatternFly
+// hides under its toggle).
+func (b *browser) click(sel string) {
+	GinkgoHelper()
+	Expect(b.do(chromedp.WaitReady(chromedp.CSS(sel)),
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := chromedp.Evaluate[any](fmt.Sprintf(`document.querySelector(%q).click()`, sel))(ctx, t)
+			return err
+		}))).To(Succeed(), "click %s", sel)
+}
+
+// clickButton clicks the button whose text is label, as a person does.
+func (b *browser) clickButton(label string) {
+	GinkgoHelper()
+	xp := chromedp.Search(fmt.Sprintf(`//button[normalize-space(.)=%q]`, label))
+	Expect(b.do(chromedp.WaitVisible(xp), chromedp.Click(xp))).To(Succeed(), "click %q", label)
+}
+
+// accessible runs axe-core on the plugin's view: no serious or critical
+// violation.
+func (b *browser) accessible() {
+	GinkgoHelper()
+	src, err := os.ReadFile(filepath.Join(repoRoot(), "console-plugin", "node_modules", "axe-core", "axe.min.js"))
+	Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+	defer cancel()
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[any](string(src)))
+	Expect(err).NotTo(HaveOccurred())
+	violations, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`axe.run(document.getElementById('plugin'), {resultTypes: ['violations']}).then(r => r.violations
+			.filter(v => v.impact === 'serious' || v.impact === 'critical')
+			.map(v => v.id + ': ' + v.help + ' at ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join('; ')))`, chromedp.EvalAwaitPromise))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(violations).To(BeEmpty(), "axe-core")
+}
+
+// screenshot saves the page as _output/screenshots/<name>.png; with
+// UPDATE_SCREENSHOTS=1 also as docs/images/console-<name>.png, the
+// pictures the README and docs/architecture.md show.
+func (b *browser) screenshot(name string) {
+	GinkgoHelper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	Expect(err).NotTo(HaveOccurred())
+	dir := filepath.Join(repoRoot(), "_output", "screenshots")
+	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	Expect(os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)).To(Succeed())
+	if os.Getenv("UPDATE_SCREENSHOTS") != "" {
+		Expect(os.WriteFile(filepath.Join(repoRoot(), "docs", "images", "console-"+name+".png"), png, 0o644)).To(Succeed())
+	}
+}
