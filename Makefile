@@ -19,13 +19,13 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  = -X github.com/kubevirt/virt-platform-autopilot/pkg/cli.version=$(VERSION) -X github.com/kubevirt/virt-platform-autopilot/pkg/cli.commit=$(COMMIT)
 
-.PHONY: all build run test test-unit unit test-integration envtest kubelet-check kustomize lint verify generate bench fuzz fmt vet clean \
+.PHONY: console-plugin screenshots all build run test test-unit unit test-integration envtest kubelet-check kustomize lint verify generate bench fuzz fmt vet clean \
 	demo demo-stop image bundle catalog docker-build docker-push deploy undeploy kind-setup kind-delete deploy-local logs-local redeploy-local dev-cycle
 
 all: build
 
-## build: the binaries, into bin/ (version and commit stamped): virt-platform-autopilot (offline, the one to call) and virt-platform-autopilot-cluster (run, render against a cluster; the first hands those to it)
-build:
+## build: the binaries, into bin/ (version and commit stamped): virt-platform-autopilot (offline, the one to call) and virt-platform-autopilot-cluster (run, render against a cluster; the first hands those to it); and the console plugin
+build: console-plugin
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/virt-platform-autopilot ./cmd/virt-platform-autopilot
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/virt-platform-autopilot-cluster ./cmd/virt-platform-autopilot-cluster
 
@@ -43,6 +43,18 @@ demo-stop:
 	@$(GO) build -o $(BIN)/demo ./hack/demo
 	@$(BIN)/demo stop
 
+## console-plugin: the OpenShift console plugin into console-plugin/dist (the image serves it) and the browser test's host page into console-plugin/host/dist, with Node from the lockfile (npm ci when it changed); rebuilt when a source changed
+CONSOLE_DIR = console-plugin
+CONSOLE_SRC = $(shell find $(CONSOLE_DIR)/src $(CONSOLE_DIR)/host -type f -not -path '*/dist/*' 2>/dev/null) \
+	$(addprefix $(CONSOLE_DIR)/,package.json package-lock.json console-extensions.json webpack.config.js tsconfig.json)
+console-plugin: $(CONSOLE_DIR)/dist/plugin-manifest.json $(CONSOLE_DIR)/host/dist/host.js
+$(CONSOLE_DIR)/node_modules/.installed: $(CONSOLE_DIR)/package-lock.json
+	cd $(CONSOLE_DIR) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed
+$(CONSOLE_DIR)/dist/plugin-manifest.json: $(CONSOLE_DIR)/node_modules/.installed $(CONSOLE_SRC)
+	cd $(CONSOLE_DIR) && npm run --silent build -- --no-stats
+$(CONSOLE_DIR)/host/dist/host.js: $(CONSOLE_DIR)/node_modules/.installed $(CONSOLE_SRC)
+	cd $(CONSOLE_DIR) && npm run --silent build-host -- --no-stats
+
 ## envtest: build kube-apiserver and etcd from Go modules (once, cached); prints their folder last
 envtest:
 	@hack/envtest.sh "$(ENVTEST_BIN)"
@@ -59,8 +71,9 @@ kustomize:
 # Tests that cannot run here (a tool, the vendors' CRDs) are listed at the
 # end; under CI=true they fail instead.
 NOT_RUN_LOG = $(CURDIR)/_output/not-run.txt
-test: envtest kubelet-check kustomize
+test: envtest kubelet-check kustomize console-plugin
 	@mkdir -p $(dir $(NOT_RUN_LOG)) && rm -f $(NOT_RUN_LOG)
+	cd $(CONSOLE_DIR) && npm test --silent
 	@KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" KUBELET_CHECK="$$(hack/kubelet-check.sh "$(TOOLS_BIN)" | tail -n 1)" KUSTOMIZE="$$(hack/kustomize.sh "$(TOOLS_BIN)" | tail -n 1)" NOT_RUN_LOG="$(NOT_RUN_LOG)" $(GO) test ./... -count=1 -timeout 30m; rc=$$?; \
 	if [ -s "$(NOT_RUN_LOG)" ]; then echo "NOT RUN ($$(wc -l < "$(NOT_RUN_LOG)"); set what each names, or they fail under CI=true):"; sed 's/^/  /' "$(NOT_RUN_LOG)"; fi; exit $$rc
 
@@ -70,8 +83,8 @@ test-unit:
 
 unit: test-unit
 
-## test-integration: the suites under test/ against a real kube-apiserver + etcd
-test-integration: envtest
+## test-integration: the suites under test/ against a real kube-apiserver + etcd (the console spec drives Chromium: CHROMIUM, else chromium on PATH)
+test-integration: envtest console-plugin
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" $(GO) test ./test/... -count=1 -timeout 30m
 
 ## fuzz: run each fuzz target briefly (an execution count each, about 5s here; FUZZTIME overrides it for all); a crash is saved under testdata/fuzz and becomes a regression test
@@ -94,6 +107,11 @@ bench: envtest
 		$(GO) test -tags bench ./test/bench -run '^TestSuite$$' -count=1 -v -timeout 30m
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" VENDOR_CRDS="$(VENDOR_CRDS)" \
 		$(GO) test -tags bench ./test/bench -run '^TestScale$$' -count=1 -v -timeout 45m
+
+## screenshots: run the console browser spec and keep its screenshots as docs/images/console-*.png (the README and docs/architecture.md show them)
+screenshots: envtest console-plugin
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" VENDOR_CRDS="$(VENDOR_CRDS)" UPDATE_SCREENSHOTS=1 \
+		$(GO) test ./test/integration -count=1 -run TestIntegration -ginkgo.focus "shows in a browser"
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
@@ -137,11 +155,11 @@ verify: vet
 
 ## image: the OCI image $(IMG) as an OCI layout in $(IMAGE_OUT), built from Go modules without a container engine (hack/image: both static binaries, non-root, entrypoint the cluster binary, labels); test/image opens it and runs it
 IMAGE_OUT ?= _output/image
-image:
+image: console-plugin
 	@mkdir -p _output/image-bin
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o _output/image-bin/virt-platform-autopilot ./cmd/virt-platform-autopilot
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o _output/image-bin/virt-platform-autopilot-cluster ./cmd/virt-platform-autopilot-cluster
-	cd hack/image && $(GO) run . -bin $(abspath _output/image-bin) -out $(abspath $(IMAGE_OUT)) -ref $(IMG) -version $(VERSION) -commit $(COMMIT)
+	cd hack/image && $(GO) run . -bin $(abspath _output/image-bin) -plugin $(abspath $(CONSOLE_DIR)/dist) -out $(abspath $(IMAGE_OUT)) -ref $(IMG) -version $(VERSION) -commit $(COMMIT)
 
 ## docker-build: the image $(IMG) with $(CONTAINER_TOOL)
 docker-build:

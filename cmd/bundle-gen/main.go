@@ -23,6 +23,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubevirt/virt-platform-autopilot/pkg/consoleapi"
 )
 
 const (
@@ -144,7 +146,10 @@ func run(root, ver string) error {
 			"features.operators.openshift.io/fips-compliant": "false",
 			"features.operators.openshift.io/proxy-aware":    "false",
 			"operatorframework.io/arch.amd64":                "supported",
-			"operatorframework.io/os.linux":                  "supported",
+			// The console offers to enable the plugin at install (the
+			// ConsolePlugin object is in the bundle).
+			"console.openshift.io/plugins":  `["` + consoleapi.PluginName + `"]`,
+			"operatorframework.io/os.linux": "supported",
 		}},
 		Spec: operatorsv1alpha1.ClusterServiceVersionSpec{
 			DisplayName: "Virt Platform Autopilot",
@@ -191,8 +196,10 @@ func run(root, ver string) error {
 		return err
 	}
 	// The objects beside the CSV (kinds a registry+v1 bundle may carry):
-	// the metrics Service, the scrape's RBAC and the ServiceMonitor.
-	for _, f := range []string{"config/manager/service.yaml", "config/rbac/metrics_reader_role.yaml", "config/prometheus/prometheus_rbac.yaml", "config/prometheus/servicemonitor.yaml"} {
+	// the metrics Service, the scrape's RBAC and the ServiceMonitor, the
+	// console plugin's Service and ConsolePlugin.
+	for _, f := range []string{"config/manager/service.yaml", "config/rbac/metrics_reader_role.yaml", "config/prometheus/prometheus_rbac.yaml", "config/prometheus/servicemonitor.yaml",
+		"config/console/service.yaml", "config/console/plugin/consoleplugin.yaml"} {
 		objs, err := docs(root, f)
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 // Command image builds the autopilot's OCI image without a container
-// engine: both static binaries on an empty base, a non-root user, the
-// cluster binary as entrypoint, OCI labels, written as an OCI image layout
+// engine: both static binaries and the built console plugin (served by
+// the controller from /console-plugin) on an empty base, a non-root user,
+// the cluster binary as entrypoint, OCI labels, written as an OCI image layout
 // ('make image'). 'make docker-build' stays for machines with podman or
 // docker (Dockerfile: the same binaries on distroless static).
 package main
@@ -23,12 +24,13 @@ const nonroot = "65532:65532"
 
 func main() {
 	bin := flag.String("bin", "", "folder holding the static linux/amd64 binaries")
+	plugin := flag.String("plugin", "", "folder holding the built console plugin (console-plugin/dist)")
 	out := flag.String("out", "", "OCI image layout to write (replaced)")
 	ref := flag.String("ref", "virt-platform-autopilot:latest", "the image's reference name in the layout")
 	version := flag.String("version", "devel", "the version label")
 	commit := flag.String("commit", "unknown", "the revision label")
 	flag.Parse()
-	if err := build(*bin, *out, *ref, *version, *commit); err != nil {
+	if err := build(*bin, *plugin, *out, *ref, *version, *commit); err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
 		os.Exit(1)
 	}
@@ -49,14 +51,53 @@ func files(bin string) ([]oci.File, error) {
 	return out, nil
 }
 
-func build(bin, out, ref, version, commit string) error {
-	if bin == "" || out == "" {
-		return fmt.Errorf("-bin and -out are required")
+// PluginDir is where the image holds the console plugin (the
+// Deployment's --console-plugin-dir).
+const PluginDir = "console-plugin"
+
+// pluginFiles are the built plugin's files under PluginDir, read-only
+// (root-owned, 0644; folders 0755), in a stable order.
+func pluginFiles(dir string) ([]oci.File, error) {
+	out := []oci.File{{Name: PluginDir, Mode: 0o755, Dir: true}}
+	if _, err := os.Stat(filepath.Join(dir, "plugin-manifest.json")); err != nil {
+		return nil, fmt.Errorf("the console plugin is not built in %s (make console-plugin): %w", dir, err)
+	}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		name := PluginDir + "/" + filepath.ToSlash(rel)
+		if d.IsDir() {
+			out = append(out, oci.File{Name: name, Mode: 0o755, Dir: true})
+			return nil
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out = append(out, oci.File{Name: name, Mode: 0o644, Data: raw})
+		return nil
+	})
+	return out, err
+}
+
+func build(bin, plugin, out, ref, version, commit string) error {
+	if bin == "" || plugin == "" || out == "" {
+		return fmt.Errorf("-bin, -plugin and -out are required")
 	}
 	fs, err := files(bin)
 	if err != nil {
 		return err
 	}
+	pfs, err := pluginFiles(plugin)
+	if err != nil {
+		return err
+	}
+	fs = append(fs, pfs...)
 	img, err := oci.Image(fs, func(c *v1.Config) {
 		c.User = nonroot
 		c.Entrypoint = []string{"/usr/local/bin/virt-platform-autopilot-cluster"}

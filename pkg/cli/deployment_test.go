@@ -14,7 +14,7 @@ import (
 // render's default --autopilot-deployment and the container it reads the
 // operand images from are where config/default deploys the autopilot.
 func TestDefaultDeploymentIsTheShippedOne(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "default", "kustomization.yaml"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "default", "namespaced", "kustomization.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

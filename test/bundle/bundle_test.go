@@ -6,6 +6,7 @@ package bundle
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -60,6 +61,21 @@ func TestBundleValidates(t *testing.T) {
 			t.Errorf("install mode %s supported=%v: the autopilot installs cluster-wide only", m.Type, m.Supported)
 		}
 	}
+	// The console offers to enable each plugin the CSV names: each is a
+	// ConsolePlugin of the bundle.
+	var plugins []string
+	if err := json.Unmarshal([]byte(csv.Annotations["console.openshift.io/plugins"]), &plugins); err != nil || len(plugins) == 0 {
+		t.Errorf("console.openshift.io/plugins %q: want a JSON list of the bundle's ConsolePlugins (%v)", csv.Annotations["console.openshift.io/plugins"], err)
+	}
+	for _, p := range plugins {
+		found := false
+		for _, o := range b.Objects {
+			found = found || (o.GetKind() == "ConsolePlugin" && o.GetName() == p)
+		}
+		if !found {
+			t.Errorf("the CSV offers console plugin %q, the bundle holds no such ConsolePlugin", p)
+		}
+	}
 	if len(csv.Spec.CustomResourceDefinitions.Owned) > 0 || len(csv.Spec.WebhookDefinitions) > 0 || len(csv.Spec.NativeAPIs) > 0 {
 		t.Error("no CRDs, webhooks or dependencies: OLM v1 installs bundles without them")
 	}
@@ -78,6 +94,11 @@ func TestBundleInstallsOnAnAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		crds = append(crds, sm)
+		cp, err := testenv.ReadCRD(filepath.Join(vendor, "console", "90_consoleplugins.crd.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		crds = append(crds, cp)
 		// OLM's own kinds: the CSV, and the install objects docs/deployment.md shows.
 		olm, err := filepath.Glob(filepath.Join(vendor, "olm", "*.yaml"))
 		if err != nil || len(olm) == 0 {
@@ -114,7 +135,7 @@ func TestBundleInstallsOnAnAPIServer(t *testing.T) {
 		if err := yaml.Unmarshal(raw, &u.Object); err != nil {
 			t.Fatal(err)
 		}
-		if u.GetNamespace() == "" && obj.GetObjectKind().GroupVersionKind().Kind != "ClusterRole" && obj.GetObjectKind().GroupVersionKind().Kind != "ClusterRoleBinding" {
+		if k := obj.GetObjectKind().GroupVersionKind().Kind; u.GetNamespace() == "" && k != "ClusterRole" && k != "ClusterRoleBinding" && k != "ConsolePlugin" {
 			u.SetNamespace(namespace)
 		}
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("olm"), client.DryRunAll, client.ForceOwnership); err != nil {
@@ -144,7 +165,7 @@ func TestBundleInstallsOnAnAPIServer(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "olm-" + string(rune('a'+i))}, Rules: p.Rules})
 	}
 	for _, o := range b.Objects {
-		if (o.GetKind() == "ServiceMonitor" || o.GetKind() == "ClusterServiceVersion") && vendor == "" {
+		if (o.GetKind() == "ServiceMonitor" || o.GetKind() == "ClusterServiceVersion" || o.GetKind() == "ConsolePlugin") && vendor == "" {
 			continue
 		}
 		apply(o)

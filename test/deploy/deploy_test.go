@@ -7,6 +7,7 @@ package deploy
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/cli/cluster"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/consoleapi"
 	"github.com/kubevirt/virt-platform-autopilot/test/testenv"
 )
 
@@ -74,6 +76,11 @@ func TestManifests(t *testing.T) {
 			t.Fatal(err)
 		}
 		crds = append(crds, sm)
+		cp, err := testenv.ReadCRD(filepath.Join(vendor, "console", "90_consoleplugins.crd.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		crds = append(crds, cp)
 	} else if os.Getenv("CI") != "" {
 		t.Fatal("VENDOR_CRDS is unset under CI: the ServiceMonitor needs the vendor's CRD")
 	} else {
@@ -95,8 +102,8 @@ func TestManifests(t *testing.T) {
 		t.Run(overlay, func(t *testing.T) {
 			objs := render(t, overlay, img)
 			for _, o := range objs {
-				if o.GetKind() == "ServiceMonitor" && vendor == "" {
-					t.Log("VENDOR_CRDS unset: ServiceMonitor not checked against its CRD")
+				if (o.GetKind() == "ServiceMonitor" || o.GetKind() == "ConsolePlugin") && vendor == "" {
+					t.Logf("VENDOR_CRDS unset: %s not checked against its CRD", o.GetKind())
 					continue
 				}
 				if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner("deploy-test"), client.DryRunAll, client.ForceOwnership); err != nil {
@@ -127,6 +134,76 @@ func TestManifests(t *testing.T) {
 	}
 	if svc.GetAnnotations()["service.beta.openshift.io/serving-cert-secret-name"] == "" {
 		t.Errorf("the metrics Service asks for no serving certificate")
+	}
+	checkConsolePlugin(t, def)
+}
+
+// checkConsolePlugin: the ConsolePlugin names the Service the Deployment
+// serves the plugin behind, on the port the server listens on, with the
+// certificate the service CA writes for that Service, and proxies the
+// plugin's API with the user's token under the alias the plugin calls.
+func checkConsolePlugin(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	cp := find(objs, "ConsolePlugin", consoleapi.PluginName)
+	if cp == nil {
+		t.Fatalf("config/default has no ConsolePlugin %s", consoleapi.PluginName)
+	}
+	if cp.GetNamespace() != "" {
+		t.Errorf("the ConsolePlugin is cluster-scoped: namespace %q", cp.GetNamespace())
+	}
+	backend, _, _ := unstructured.NestedMap(cp.Object, "spec", "backend", "service")
+	svc := find(objs, "Service", fmt.Sprint(backend["name"]))
+	if svc == nil || svc.GetNamespace() != backend["namespace"] {
+		t.Fatalf("the ConsolePlugin's backend %v is no Service of config/default", backend)
+	}
+	proxies, _, _ := unstructured.NestedSlice(cp.Object, "spec", "proxy")
+	if len(proxies) != 1 {
+		t.Fatalf("proxies %v", proxies)
+	}
+	px := proxies[0].(map[string]any)
+	pxSvc, _, _ := unstructured.NestedMap(px, "endpoint", "service")
+	if px["alias"] != consoleapi.ProxyAlias || px["authorization"] != "UserToken" || pxSvc["name"] != backend["name"] || pxSvc["namespace"] != backend["namespace"] || fmt.Sprint(pxSvc["port"]) != fmt.Sprint(backend["port"]) {
+		t.Errorf("proxy %v: want alias %s with the user's token, to the backend Service", px, consoleapi.ProxyAlias)
+	}
+	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	var target any
+	for _, p := range ports {
+		if fmt.Sprint(p.(map[string]any)["port"]) == fmt.Sprint(backend["port"]) {
+			target = p.(map[string]any)["targetPort"]
+		}
+	}
+	dep := find(objs, "Deployment", "virt-platform-autopilot")
+	ctr, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	c := ctr[0].(map[string]any)
+	containerPort := ""
+	for _, p := range c["ports"].([]any) {
+		if p.(map[string]any)["name"] == target {
+			containerPort = fmt.Sprint(p.(map[string]any)["containerPort"])
+		}
+	}
+	args := fmt.Sprint(c["args"])
+	if containerPort == "" || !strings.Contains(args, "--console-bind-address=:"+containerPort+" ") {
+		t.Errorf("the Service targets port %v (container port %s); the server listens as %s", target, containerPort, args)
+	}
+	secret := svc.GetAnnotations()["service.beta.openshift.io/serving-cert-secret-name"]
+	mounted := false
+	vols, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "volumes")
+	for _, v := range vols {
+		name, _, _ := unstructured.NestedString(v.(map[string]any), "secret", "secretName")
+		if name != "" && name == secret {
+			for _, m := range c["volumeMounts"].([]any) {
+				mm := m.(map[string]any)
+				if mm["name"] == v.(map[string]any)["name"] && strings.Contains(args, "--console-cert-dir="+fmt.Sprint(mm["mountPath"])) {
+					mounted = true
+				}
+			}
+		}
+	}
+	if secret == "" || !mounted {
+		t.Errorf("the console server's --console-cert-dir is not the service CA's certificate for %s (Secret %q)", svc.GetName(), secret)
+	}
+	if !strings.Contains(args, "--console-plugin-dir=/console-plugin") {
+		t.Errorf("the Deployment does not serve the plugin the image holds (/console-plugin): %s", args)
 	}
 }
 

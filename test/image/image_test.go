@@ -114,4 +114,30 @@ func TestImage(t *testing.T) {
 			t.Errorf("%s version: %v\n%s", b, err, outp)
 		}
 	}
+
+	// The console plugin the Deployment serves (--console-plugin-dir
+	// /console-plugin), exactly as built: the manifest and every script
+	// it loads, read-only.
+	var manifest struct {
+		Name        string   `json:"name"`
+		LoadScripts []string `json:"loadScripts"`
+	}
+	raw, err := os.ReadFile(filepath.Join(fs, "console-plugin", "plugin-manifest.json"))
+	if err != nil {
+		t.Fatalf("the image has no console plugin: %v", err)
+	}
+	if err := json.Unmarshal(raw, &manifest); err != nil || manifest.Name != "virt-platform-autopilot" || len(manifest.LoadScripts) == 0 {
+		t.Errorf("plugin-manifest.json: %v %+v", err, manifest)
+	}
+	dist := filepath.Join(testenv.RepoRoot(), "console-plugin", "dist")
+	for _, s := range append(manifest.LoadScripts, "plugin-manifest.json") {
+		in, err1 := os.ReadFile(filepath.Join(fs, "console-plugin", s))
+		want, err2 := os.ReadFile(filepath.Join(dist, s))
+		if err1 != nil || err2 != nil || !bytes.Equal(in, want) {
+			t.Errorf("console-plugin/%s: not the build's (%v, %v)", s, err1, err2)
+		}
+		if m := modes["console-plugin/"+s]; m.Perm() != 0o644 {
+			t.Errorf("console-plugin/%s mode %v, want read-only 0644", s, m)
+		}
+	}
 }
