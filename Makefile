@@ -101,7 +101,7 @@ fuzz:
 
 ## bench: Go micro-benchmarks, then the cost-model suite against a real control plane with the vendors' CRDs (VENDOR_CRDS, default ../shared/crds): _output/bench.json and a table; then the autopilot as its own process at 500, 2,000 and 5,000 nodes: _output/bench_scale.json (BENCH_THRASH: the field fight's length, default 60s)
 VENDOR_CRDS ?= $(abspath ../shared/crds)
-bench: envtest
+bench: envtest console-plugin
 	$(GO) test ./... -run '^$$' -bench . -benchmem
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" VENDOR_CRDS="$(VENDOR_CRDS)" \
 		$(GO) test -tags bench ./test/bench -run '^TestSuite$$' -count=1 -v -timeout 30m

@@ -17,6 +17,7 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/features"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/shipped"
 )
@@ -261,20 +262,17 @@ func pools(eval engine.Evaluation, snap report.Snapshot, featureOf map[string]st
 		add(u.GetName())
 	}
 	for _, st := range snap.Assets {
-		if st.Disruption == nil {
+		if st.Disruption == nil || !slices.Contains(waiting, st.Outcome) {
 			continue
 		}
 		r := Rollout{Asset: st.Asset, Feature: featureOf[st.Asset], Object: st.Object, Outcome: st.Outcome, Reason: st.Reason, HeldBy: st.HeldBy,
 			Reboot: st.Disruption.Reboot, Actions: st.Disruption.Actions, Impact: st.Impact, Since: st.Changed}
-		if st.Outcome == engine.Staged {
+		if st.HeldBy == gate.Window {
 			r.Goes = win.NextOpen
 		}
 		for _, name := range st.Disruption.Rolled() {
 			p := add(name)
-			switch {
-			case slices.Contains(waiting, st.Outcome):
-				p.Waiting = append(p.Waiting, r)
-			}
+			p.Waiting = append(p.Waiting, r)
 		}
 	}
 	// Newest first.

@@ -234,7 +234,7 @@ func (g *Gate) Peek(rc *rendercontext.RenderContext, w Write) Verdict {
 // Deletion intent comes before report-only: a deletion the guard refuses
 // is no change a report-only autopilot would make, so it is reported as
 // kept, not as "would delete".
-var Order = []string{Intent, "report-only", Beside, "input", "dependency", Backoff, "settle", "fact budget", "window", "pools", WriteBudget}
+var Order = []string{Intent, "report-only", Beside, "input", "dependency", Backoff, "settle", "fact budget", Window, Pools, WriteBudget}
 
 // The checks callers tell apart by name.
 const (
@@ -246,6 +246,12 @@ const (
 	// Backoff: the asset's (or tombstone's) last attempt failed and its
 	// backoff has not expired.
 	Backoff = "backoff"
+	// Window: a write that reboots a pool waits for the disruption window
+	// (the console shows when it opens).
+	Window = "window"
+	// Pools: a write that reboots a pool waits while a pool it reaches
+	// is busy.
+	Pools = "pools"
 	// WriteBudget is the last check: a correction, merge or re-creation
 	// takes a token from its object's bucket.
 	WriteBudget = "write budget"
@@ -275,8 +281,8 @@ var checks = map[string]check{
 	Backoff:       (*judgement).backoff,
 	"settle":      (*judgement).settle,
 	"fact budget": (*judgement).factBudget,
-	"window":      (*judgement).window,
-	"pools":       (*judgement).pools,
+	Window:        (*judgement).window,
+	Pools:         (*judgement).pools,
 	WriteBudget:   (*judgement).budget,
 }
 

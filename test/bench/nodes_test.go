@@ -66,6 +66,13 @@ type scalePoint struct {
 	ImpactRequests    float64 `json:"impact_requests"`
 	RSSAfterImpactMiB float64 `json:"rss_after_impact_mib"`
 	BurstReconciles   float64 `json:"burst_reconciles"`
+	// The console API as a viewer sees it (TLS, a reviewed token): the
+	// overview (100 requests) and a switch's preview (20, each listing
+	// the VMIs of the pools it reboots), median and p99.
+	ConsoleOverviewP50Ms float64 `json:"console_overview_p50_ms"`
+	ConsoleOverviewP99Ms float64 `json:"console_overview_p99_ms"`
+	ConsolePreviewP50Ms  float64 `json:"console_preview_p50_ms"`
+	ConsolePreviewP99Ms  float64 `json:"console_preview_p99_ms"`
 }
 
 // TestScale runs the cluster binary against a real API server growing to
@@ -95,6 +102,8 @@ func TestScale(t *testing.T) {
 	b := &bench{t: t, ctx: context.Background(), c: c, cfg: cfg, results: map[string]float64{}}
 	b.seed()
 	b.touch(crds)
+	b.console = newConsoleCert(b)
+	token := b.consoleToken()
 
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "virt-platform-autopilot-cluster")
@@ -117,7 +126,7 @@ func TestScale(t *testing.T) {
 			b.must(c.Create(b.ctx, realNode(have)))
 			b.must(c.Create(b.ctx, runningVMI(have)))
 		}
-		p := b.scaleAt(bin, kubeconfig, n)
+		p := b.scaleAt(bin, kubeconfig, n, token)
 		p.ListNodesMs = b.listNodes()
 		points = append(points, p)
 	}
@@ -136,11 +145,12 @@ func TestScale(t *testing.T) {
 
 // scaleAt starts a new autopilot process on the cluster as it is and
 // measures it.
-func (b *bench) scaleAt(bin, kubeconfig string, n int) scalePoint {
+func (b *bench) scaleAt(bin, kubeconfig string, n int, token string) scalePoint {
 	pr := b.startProcess(bin, kubeconfig, n)
 	defer pr.stop()
 	pid, metricsAddr, debugAddr := pr.pid, pr.metrics, pr.debug
 	p := scalePoint{Nodes: n, FirstConvergeMs: ms(pr.convergedAfter), RSSMiB: rssMiB(pr.pid)}
+	b.consoleAPI(b.console, pr.console, token, &p)
 
 	// A scrape's own cost, taken out of the windows below.
 	scrape := func() map[string]float64 { return scrapeMetrics(b.t, metricsAddr) }

@@ -24,9 +24,9 @@ import (
 
 // process is one autopilot process and its endpoints.
 type process struct {
-	cmd            *exec.Cmd
-	pid            int
-	metrics, debug string
+	cmd                     *exec.Cmd
+	pid                     int
+	metrics, debug, console string
 	convergedAfter time.Duration
 }
 
@@ -37,9 +37,14 @@ func (p *process) stop() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() }
 // golden config first, then reads it back).
 func (b *bench) startProcess(bin, kubeconfig string, n int) *process {
 	p := &process{metrics: freeAddr(b.t), debug: freeAddr(b.t)}
-	p.cmd = exec.Command(bin, "run", "--kubeconfig", kubeconfig, "--namespace", "openshift-cnv",
+	args := []string{"run", "--kubeconfig", kubeconfig, "--namespace", "openshift-cnv",
 		"--metrics-bind-address", p.metrics, "--debug-bind-address", p.debug, "--health-probe-bind-address", "0",
-		"--resync", "1h", "--zap-log-level", "error")
+		"--resync", "1h", "--zap-log-level", "error"}
+	if b.console.dir != "" {
+		p.console = freeAddr(b.t)
+		args = append(args, "--console-bind-address", p.console, "--console-cert-dir", b.console.dir)
+	}
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = append(os.Environ(), "RELATED_IMAGE_KUBEVIRT_METRICS_EXPORTER=quay.io/kubevirt/kubevirt-metrics-exporter:bench")
 	p.cmd.Stderr = os.Stderr
 	t0 := time.Now()

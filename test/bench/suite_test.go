@@ -185,6 +185,9 @@ type bench struct {
 	cfg *rest.Config
 
 	results map[string]float64
+	// console, when set, is the console server's certificate: the
+	// processes started serve the console API.
+	console consoleCert
 	repairs []time.Duration
 	nodes   []point
 	assets  []point
@@ -200,6 +203,7 @@ func TestSuite(t *testing.T) {
 	// The offline render first, on an otherwise idle machine: no API
 	// server beside it, nothing loaded in this process yet.
 	(&bench{t: t, results: results}).render()
+	(&bench{t: t, results: results}).pluginSize()
 	crds, _, err := testenv.ClusterCRDs(vendor)
 	if err != nil {
 		t.Fatal(err)
