@@ -36,6 +36,8 @@ const (
 	ProxyAlias  = "autopilot"
 	// PluginName is the ConsolePlugin's name (console-plugin/package.json).
 	PluginName = "virt-platform-autopilot"
+	// maxEvaluations bounds the API's evaluations at once.
+	maxEvaluations = 2
 )
 
 // Server is a manager Runnable serving, over TLS with the cluster's
@@ -121,7 +123,21 @@ func (s *Server) Handler() http.Handler {
 		now = time.Now
 	}
 	mux := http.NewServeMux()
-	overview := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// Evaluations at once, whoever asks: a console of many open tabs (or a
+	// reader who loops) waits instead of taking the controller's cores.
+	busy := make(chan struct{}, maxEvaluations)
+	bounded := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case busy <- struct{}{}:
+				defer func() { <-busy }()
+				h(w, r)
+			case <-r.Context().Done():
+				http.Error(w, "the request ended while waiting for an evaluation", http.StatusServiceUnavailable)
+			}
+		}
+	}
+	overview := bounded(func(w http.ResponseWriter, r *http.Request) {
 		eval, notices, err := s.Source.Preview(r.Context())
 		if err != nil {
 			http.Error(w, "the autopilot cannot evaluate now: "+err.Error(), http.StatusServiceUnavailable)
@@ -132,7 +148,7 @@ func (s *Server) Handler() http.Handler {
 		_ = preview.WriteJSON(w, Build(s.Catalog, eval, notices, s.Source.Snapshot(), now()))
 	})
 	mux.Handle("GET "+OverviewPath, metricsauth.Guard(s.Reviewer, time.Now, s.Auth, s.readsHCO, ProxyAlias, s.Log, overview))
-	mux.Handle("GET "+PreviewPath, metricsauth.Guard(s.Reviewer, time.Now, s.Auth, s.readsHCO, ProxyAlias, s.Log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("GET "+PreviewPath, metricsauth.Guard(s.Reviewer, time.Now, s.Auth, s.readsHCO, ProxyAlias, s.Log, bounded(func(w http.ResponseWriter, r *http.Request) {
 		s.preview(w, r, now())
 	})))
 	if s.PluginDir != "" {

@@ -127,6 +127,59 @@ func consoleSpecs(ctx context.Context) {
 		Expect(b.text(`#plugin`)).To(And(ContainSubstring("cannot be read"), ContainSubstring("Forbidden")))
 		Expect(b.text(`#plugin`)).NotTo(ContainSubstring(pciMC))
 	})
+
+	It("shows a field left to its declared owner, and names the other writer of a field fight", func() {
+		requireConsole()
+		host := newConsoleHost(consoleUsers(ctx))
+		b := newBrowser()
+		psiObject := func() string {
+			b.open(host.login("viewer", "page"))
+			b.click(`[data-test="feature-psi"] td.pf-v6-c-table__toggle button`)
+			return b.text(`[data-test="object-psi-enable"]`)
+		}
+		setYield := func(v string) {
+			reconciledSince(update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
+				setAnnotation(u, annotations.YieldTo, v)
+			}))
+		}
+		edit := func(manager string) {
+			update(mcGVK, "", psiMC, manager, func(u *unstructured.Unstructured) {
+				Expect(unstructured.SetNestedStringSlice(u.Object, []string{"psi=0"}, "spec", "kernelArguments")).To(Succeed())
+			})
+		}
+
+		By("a pipeline declared in yield-to owns the kernel arguments: the view says they are left to it")
+		setYield("default, my-pipeline")
+		DeferCleanup(func() {
+			setYield("none")
+			Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
+			setYield("")
+		})
+		edit("my-pipeline")
+		Eventually(func() []engine.Deferral { return status("psi-enable").Deferred }).ShouldNot(BeEmpty())
+		Eventually(psiObject).Should(And(ContainSubstring("Left to their owners"), ContainSubstring("/spec/kernelArguments (my-pipeline)")))
+		Expect(b.text(`[data-test="autopilot-state"]`)).To(ContainSubstring("yield-to: default, my-pipeline"))
+		b.accessible()
+		b.screenshot("deferred")
+
+		By("handed back, another operator fights for them: the view names it")
+		setYield("none")
+		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
+		Eventually(func() bool {
+			if outcomeOf("psi-enable")() == engine.Throttled {
+				return true
+			}
+			if args := kernelArgs(psiMC); len(args) == 1 && args[0] == "psi=1" {
+				edit("opponent-operator")
+			}
+			return false
+		}).WithTimeout(60 * time.Second).Should(BeTrue())
+		Eventually(psiObject).Should(And(ContainSubstring("Throttled"), ContainSubstring("Fights with: opponent-operator")))
+		b.screenshot("fight")
+		// The opponent gives up: the autopilot converges by itself.
+		Eventually(func() []any { return kernelArgs(psiMC) }).WithTimeout(30 * time.Second).Should(Equal([]any{"psi=1"}))
+		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Unchanged))
+	})
 }
 
 // consoleUsers makes three users as service accounts and returns their
