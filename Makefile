@@ -111,7 +111,7 @@ bench: envtest console-plugin
 ## screenshots: run the console browser spec and keep its screenshots as docs/images/console-*.png (the README and docs/architecture.md show them)
 screenshots: envtest console-plugin
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh "$(ENVTEST_BIN)" | tail -n 1)" VENDOR_CRDS="$(VENDOR_CRDS)" UPDATE_SCREENSHOTS=1 \
-		$(GO) test ./test/integration -count=1 -run TestIntegration -ginkgo.focus "shows in a browser"
+		$(GO) test ./test/integration -count=1 -run TestIntegration -ginkgo.focus "shows in a browser" -ginkgo.v
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -44,9 +44,11 @@ func consoleSpecs(ctx context.Context) {
 		untilSettled()
 		opensAt := closedWindow("admin")
 		DeferCleanup(func() {
+			// No window: the switched-off MachineConfig's deletion goes at once.
 			update(hcoGVK, hcoNamespace, hcoName, "admin", func(u *unstructured.Unstructured) {
 				setAnnotation(u, pciSwitch, "")
 				setAnnotation(u, annotations.Autopilot, "")
+				setAnnotation(u, annotations.DisruptionWindow, "")
 			})
 			Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", pciMC) }).WithTimeout(time.Minute).Should(BeNil())
 		})
@@ -63,7 +65,7 @@ func consoleSpecs(ctx context.Context) {
 		Expect(b.text(`[data-test="preview-summary"]`)).To(ContainSubstring("reboots pool worker"))
 		Expect(b.text(`[data-test="preview-change"]`)).To(And(ContainSubstring("create"), ContainSubstring(pciMC), ContainSubstring("disruption window closed")))
 		Expect(b.text(`[data-test="preview-pool"]`)).To(ContainSubstring("Pool worker"))
-		b.screenshot("preview")
+		b.screenshot("preview", `.pf-v6-c-modal-box`)
 		Expect(get(mcGVK, "", pciMC)).To(BeNil(), "a preview writes nothing")
 
 		By("the viewer may not turn it on: the API server's refusal, in plain words, and the HCO unchanged")
@@ -85,7 +87,7 @@ func consoleSpecs(ctx context.Context) {
 		}).Should(And(ContainSubstring("1 waiting: reboots"), ContainSubstring("disruption window closed"), ContainSubstring(pciMC), ContainSubstring("goes in 1h")))
 		Expect(b.text(`[data-test="feature-pci-passthrough"]`)).To(ContainSubstring("Staged"))
 		b.accessible()
-		b.screenshot("pools-staged")
+		b.screenshot("pools-staged", `[data-test="pools"]`)
 
 		By("the window open and the pool busy: the write waits for the pool, and the view says so")
 		setPoolState(ctx, "worker", true)
@@ -98,7 +100,7 @@ func consoleSpecs(ctx context.Context) {
 			return b.text(`[data-test="pool-worker"]`)
 		}).Should(And(ContainSubstring("pool busy"), ContainSubstring("MachineConfigPool worker is updating")))
 		Expect(b.text(`[data-test="window"]`)).To(ContainSubstring("open"))
-		b.screenshot("pools-busy")
+		b.screenshot("pools-busy", `[data-test="pools"]`)
 
 		By("the pool at rest: the MachineConfig goes, and the pool lists the rollout")
 		setPoolState(ctx, "worker", false)
@@ -110,6 +112,7 @@ func consoleSpecs(ctx context.Context) {
 		}).Should(And(ContainSubstring("Last rollouts"), ContainSubstring(pciMC)))
 
 		By("the HyperConverged's Autopilot tab shows the same; pausing from it is the admin's own patch")
+		clockShift.Store(0) // the real clock again: the window closed, times as recorded
 		b.open(host.login("admin", "tab"))
 		Expect(b.text(`#tab-name`)).To(Equal("Autopilot"))
 		b.clickButton("Pause")
@@ -120,7 +123,13 @@ func consoleSpecs(ctx context.Context) {
 			return b.text(`[data-test="mode"]`)
 		}).Should(Equal("paused"))
 		b.accessible()
-		b.screenshot("hco-tab")
+		b.screenshot("hco-tab", `[data-test="autopilot-state"]`)
+
+		By("the admin sets another window, typed as a person types it")
+		b.typeInto(`input[aria-label="Disruption window"]`, "Sat,Sun 02:00-06:00 UTC")
+		b.clickButton("Set window")
+		Eventually(func() string { return hco().GetAnnotations()[annotations.DisruptionWindow] }).Should(Equal("Sat,Sun 02:00-06:00 UTC"))
+		Expect(b.text(`[data-test="action-done"]`)).To(ContainSubstring("Disruption window set"))
 
 		By("a user who may not read the HCO sees nothing of its plan")
 		b.open(host.login("stranger", "page"))
@@ -128,7 +137,7 @@ func consoleSpecs(ctx context.Context) {
 		Expect(b.text(`#plugin`)).NotTo(ContainSubstring(pciMC))
 	})
 
-	It("shows a field left to its declared owner, and names the other writer of a field fight", func() {
+	It("shows in a browser a field left to its declared owner, and names the other writer of a field fight", func() {
 		requireConsole()
 		host := newConsoleHost(consoleUsers(ctx))
 		b := newBrowser()
@@ -160,7 +169,7 @@ func consoleSpecs(ctx context.Context) {
 		Eventually(psiObject).Should(And(ContainSubstring("Left to their owners"), ContainSubstring("/spec/kernelArguments (my-pipeline)")))
 		Expect(b.text(`[data-test="autopilot-state"]`)).To(ContainSubstring("yield-to: default, my-pipeline"))
 		b.accessible()
-		b.screenshot("deferred")
+		b.screenshot("deferred", `[data-test="feature-psi"]`)
 
 		By("handed back, another operator fights for them: the view names it")
 		setYield("none")
@@ -175,7 +184,7 @@ func consoleSpecs(ctx context.Context) {
 			return false
 		}).WithTimeout(60 * time.Second).Should(BeTrue())
 		Eventually(psiObject).Should(And(ContainSubstring("Throttled"), ContainSubstring("Fights with: opponent-operator")))
-		b.screenshot("fight")
+		b.screenshot("fight", `[data-test="feature-psi"]`)
 		// The opponent gives up: the autopilot converges by itself.
 		Eventually(func() []any { return kernelArgs(psiMC) }).WithTimeout(30 * time.Second).Should(Equal([]any{"psi=1"}))
 		Eventually(outcomeOf("psi-enable")).Should(Equal(engine.Unchanged))
@@ -279,6 +288,21 @@ func (b *browser) click(sel string) {
 		}))).To(Succeed(), "click %s", sel)
 }
 
+// typeInto empties the input sel matches, as a person selecting its text
+// and deleting it, and types text key by key.
+func (b *browser) typeInto(sel, text string) {
+	GinkgoHelper()
+	clear := fmt.Sprintf(`(() => { const i = document.querySelector(%q);
+		Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(i, '');
+		i.dispatchEvent(new Event('input', {bubbles: true})); })()`, sel)
+	Expect(b.do(chromedp.WaitVisible(chromedp.CSS(sel)),
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := chromedp.Evaluate[any](clear)(ctx, t)
+			return err
+		}),
+		chromedp.SendKeys(chromedp.CSS(sel), text))).To(Succeed(), "type into %s", sel)
+}
+
 // clickButton clicks the button whose text is label, as a person does.
 func (b *browser) clickButton(label string) {
 	GinkgoHelper()
@@ -303,14 +327,14 @@ func (b *browser) accessible() {
 	Expect(violations).To(BeEmpty(), "axe-core")
 }
 
-// screenshot saves the page as _output/screenshots/<name>.png; with
+// screenshot saves what sel shows as _output/screenshots/<name>.png; with
 // UPDATE_SCREENSHOTS=1 also as docs/images/console-<name>.png, the
-// pictures the README and docs/architecture.md show.
-func (b *browser) screenshot(name string) {
+// pictures the README and docs show.
+func (b *browser) screenshot(name, sel string) {
 	GinkgoHelper()
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(sel)))
 	Expect(err).NotTo(HaveOccurred())
 	dir := filepath.Join(repoRoot(), "_output", "screenshots")
 	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
