@@ -27,7 +27,7 @@ type process struct {
 	cmd                     *exec.Cmd
 	pid                     int
 	metrics, debug, console string
-	convergedAfter time.Duration
+	convergedAfter          time.Duration
 }
 
 func (p *process) stop() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() }
