@@ -67,8 +67,8 @@ type scalePoint struct {
 	RSSAfterImpactMiB float64 `json:"rss_after_impact_mib"`
 	BurstReconciles   float64 `json:"burst_reconciles"`
 	// The console API as a viewer sees it (TLS, a reviewed token): the
-	// overview (100 requests) and a switch's preview (20, each listing
-	// the VMIs of the pools it reboots), median and p99.
+	// overview (100 requests) and a switch's preview (20: PCI passthrough
+	// turned off, each listing the worker pool's N VMIs), median and p99.
 	ConsoleOverviewP50Ms float64 `json:"console_overview_p50_ms"`
 	ConsoleOverviewP99Ms float64 `json:"console_overview_p99_ms"`
 	ConsolePreviewP50Ms  float64 `json:"console_preview_p50_ms"`
