@@ -52,8 +52,10 @@ $(CONSOLE_DIR)/node_modules/.installed: $(CONSOLE_DIR)/package-lock.json
 	cd $(CONSOLE_DIR) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed
 $(CONSOLE_DIR)/dist/plugin-manifest.json: $(CONSOLE_DIR)/node_modules/.installed $(CONSOLE_SRC)
 	cd $(CONSOLE_DIR) && npm run --silent build -- --no-stats
+	@touch $@
 $(CONSOLE_DIR)/host/dist/host.js: $(CONSOLE_DIR)/node_modules/.installed $(CONSOLE_SRC)
 	cd $(CONSOLE_DIR) && npm run --silent build-host -- --no-stats
+	@touch $@
 
 ## envtest: build kube-apiserver and etcd from Go modules (once, cached); prints their folder last
 envtest:

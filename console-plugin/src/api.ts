@@ -1,25 +1,13 @@
 // The plugin's two ways out: the autopilot's read-only API through the
 // console's proxy (the user's token), and patches of the HyperConverged
 // through the console's Kubernetes API, with the user's own rights.
-import { consoleFetchJSON, k8sPatch } from '@openshift-console/dynamic-plugin-sdk';
-import type { K8sModel } from '@openshift-console/dynamic-plugin-sdk';
+import { consoleFetchJSON } from '@openshift-console/dynamic-plugin-sdk';
 import { annotationPatch } from './logic';
 import type { Overview, Preview } from './types';
 
 // The ConsolePlugin's name and proxy alias (pkg/consoleapi).
 const API = '/api/proxy/plugin/virt-platform-autopilot/autopilot/api/v1';
 export const OVERVIEW_URL = `${API}/overview`;
-
-export const HyperConvergedModel: K8sModel = {
-  apiGroup: 'hco.kubevirt.io',
-  apiVersion: 'v1',
-  kind: 'HyperConverged',
-  plural: 'hyperconvergeds',
-  abbr: 'HCO',
-  label: 'HyperConverged',
-  labelPlural: 'HyperConvergeds',
-  namespaced: true,
-};
 
 export const fetchOverview = (): Promise<Overview> => consoleFetchJSON(OVERVIEW_URL) as Promise<Overview>;
 
@@ -34,15 +22,12 @@ export const fetchPreview = (key: string, value: string | null): Promise<Preview
 };
 
 // setAnnotation sets (or, with null, removes) one annotation of the HCO
-// the overview names, as the user.
+// the overview names, as the user: a JSON merge patch through the
+// console's Kubernetes API proxy.
 export const setAnnotation = async (o: Overview, key: string, value: string | null): Promise<void> => {
-  const ops = annotationPatch(o.hco.annotations, key, value);
-  if (ops.length === 0) {
-    return;
-  }
-  await k8sPatch({
-    model: HyperConvergedModel,
-    resource: { apiVersion: 'hco.kubevirt.io/v1', kind: 'HyperConverged', metadata: { name: o.hco.name, namespace: o.hco.namespace } },
-    data: ops,
+  const url = `/api/kubernetes/apis/hco.kubevirt.io/v1/namespaces/${encodeURIComponent(o.hco.namespace)}/hyperconvergeds/${encodeURIComponent(o.hco.name)}`;
+  await consoleFetchJSON(url, 'PATCH', {
+    headers: { 'Content-Type': 'application/merge-patch+json' },
+    body: JSON.stringify(annotationPatch(key, value)),
   });
 };

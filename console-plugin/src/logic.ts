@@ -7,32 +7,13 @@ export const ANNOTATION = {
   window: 'platform.kubevirt.io/disruption-window',
 };
 
-export type PatchOp = { op: 'add' | 'remove' | 'replace'; path: string; value?: unknown };
-
-// escapePointer escapes one JSON Pointer token (RFC 6901): an annotation
-// key holds a '/'.
-export const escapePointer = (token: string): string => token.replace(/~/g, '~0').replace(/\//g, '~1');
-
-// annotationPatch is the JSON patch (RFC 6902) that sets key to value on
-// an object whose annotations are current, or removes it when value is
-// null: nothing when it is already so. An object without annotations gets
-// the map itself.
-export const annotationPatch = (
-  current: Record<string, string> | undefined | null,
-  key: string,
-  value: string | null,
-): PatchOp[] => {
-  if (value === null) {
-    return current && key in current ? [{ op: 'remove', path: `/metadata/annotations/${escapePointer(key)}` }] : [];
-  }
-  if (current && current[key] === value) {
-    return [];
-  }
-  if (!current) {
-    return [{ op: 'add', path: '/metadata/annotations', value: { [key]: value } }];
-  }
-  return [{ op: 'add', path: `/metadata/annotations/${escapePointer(key)}`, value }];
-};
+// annotationPatch is the JSON merge patch (RFC 7396) that sets key to
+// value, or removes it when value is null: it touches no other annotation
+// and needs no knowledge of the object's current ones (a map absent is
+// created).
+export const annotationPatch = (key: string, value: string | null) => ({
+  metadata: { annotations: { [key]: value } },
+});
 
 // Why a write waits, by the gate's check that holds it (gate.Order), in
 // an admin's words.

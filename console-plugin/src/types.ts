@@ -42,7 +42,6 @@ export type Rollout = {
 export type Pool = {
   name: string;
   nodes: number;
-  nodeNames?: string[];
   nodesError?: string;
   waiting: Rollout[];
   rolled: Rollout[];
@@ -88,6 +87,7 @@ export type Overview = {
   pools: Pool[];
   features: Feature[];
   notices: Notice[];
+  standby?: boolean;
 };
 
 export type Disruption = { reboot: boolean; pool?: string; pools?: string[]; actions?: string[] };

@@ -198,7 +198,7 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 			return nil, nil, err
 		}
 		if err := mgr.Add(&consoleapi.Server{Addr: c.ConsoleBindAddress, CertDir: c.ConsoleCertDir, PluginDir: c.ConsolePluginDir,
-			Namespace: c.Namespace, Catalog: cat, Source: r, Reader: mgr.GetAPIReader(), Reviewer: reviewer, TLS: tlsServed, Auth: metricsauth.DefaultOptions(),
+			Namespace: c.Namespace, Catalog: cat, Source: r, Reviewer: reviewer, TLS: tlsServed, Auth: metricsauth.DefaultOptions(),
 			Log: ctrl.Log.WithName("console"), Now: c.Now}); err != nil {
 			return nil, nil, err
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/impact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metricsauth"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
@@ -80,8 +81,11 @@ func TestBuild(t *testing.T) {
 	worker := &engine.Disruption{Reboot: true, Pool: "worker"}
 	snap := report.Snapshot{
 		Assets: []report.AssetStatus{
-			{Asset: "f1", Outcome: engine.Staged, Reason: "staged", HeldBy: "window", Object: "MachineConfig/50-f", Disruption: worker, Impact: "3 VMs live-migrate", Opponents: []string{"kubectl-edit"}},
-			{Asset: "g1", Outcome: engine.Unchanged},
+			{Asset: "f1", Outcome: engine.Staged, Reason: "staged", HeldBy: "window", Object: "MachineConfig/50-f", Disruption: worker, Opponents: []string{"kubectl-edit"},
+				Impact:      "2 node(s) (n1, n2), 3 VMI(s) live-migrate; 1 block the drain: secret-ns/vm-a: no live migration",
+				ImpactPools: []impact.Pool{{Pool: "worker", Nodes: []string{"n1", "n2"}, Migrate: 3, Blocking: []string{"secret-ns/vm-a: no live migration"}}}},
+			// Paused by a person: it waits for them, not for the pool.
+			{Asset: "g1", Outcome: engine.Paused, Disruption: worker},
 		},
 		Rolled: []report.Rollout{
 			{Object: "MachineConfig/old", Disruption: *worker, What: "created", At: now.Add(-2 * time.Hour)},
@@ -100,8 +104,19 @@ func TestBuild(t *testing.T) {
 		t.Fatalf("pools %+v", o.Pools)
 	}
 	w := o.Pools[1]
-	if len(w.Waiting) != 1 || w.Waiting[0].HeldBy != "window" || w.Waiting[0].Feature != "f" || !w.Waiting[0].Goes.Equal(o.Autopilot.Window.NextOpen) || w.Waiting[0].Impact != "3 VMs live-migrate" {
+	if len(w.Waiting) != 1 || w.Waiting[0].HeldBy != "window" || w.Waiting[0].Feature != "f" || !w.Waiting[0].Goes.Equal(o.Autopilot.Window.NextOpen) ||
+		w.Waiting[0].Impact != "2 node(s) drained in turn, 3 VMI(s) live-migrate; 1 block the drain" {
 		t.Errorf("worker waiting %+v", w.Waiting)
+	}
+	// Nodes and VMs are counted, never named.
+	js, _ := json.Marshal(o)
+	for _, name := range []string{"secret-ns", "vm-a", "n1"} {
+		if strings.Contains(string(js), name) {
+			t.Errorf("the overview names %q", name)
+		}
+	}
+	if !o.Standby {
+		t.Error("a snapshot with no reconcile is a standby's")
 	}
 	if len(w.Rolled) != 2 || w.Rolled[0].Object != "MachineConfig/new" {
 		t.Errorf("worker rolled %+v: newest first", w.Rolled)
@@ -153,38 +168,73 @@ func TestBuildModesAndWindow(t *testing.T) {
 	}
 }
 
-// A write that goes and one the window holds; a switch-off deletes.
+// What a change would send, judged by the gate: a write that goes and one
+// the window holds; nothing for an object already as desired; a
+// correction of metadata alone rolls nothing; an HCO input not understood
+// holds a write that reboots; a report-only write was never sent, so
+// leaving report-only sends it.
 func TestCompare(t *testing.T) {
 	cat := testCatalog(t)
 	f1, _ := cat.Get("f1")
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	mc := func() *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"x": "y"}}}
+	mc := func(mutate ...func(*unstructured.Unstructured)) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"kernelArguments": []any{"x=y"}}}}
 		u.SetAPIVersion("machineconfiguration.openshift.io/v1")
 		u.SetKind("MachineConfig")
 		u.SetName("50-f")
 		u.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": "worker"})
+		for _, m := range mutate {
+			m(u)
+		}
 		return u
 	}
+	eval := func(ann map[string]string, ds ...engine.Decision) engine.Evaluation {
+		return engine.Evaluation{Context: rendercontext.New(rendercontext.Facts{HCO: hcoWith(ann)}), Decisions: ds}
+	}
+	off := engine.Decision{Asset: f1, Verdict: engine.VerdictInactive}
+	on := func(live *unstructured.Unstructured) engine.Decision {
+		return engine.Decision{Asset: f1, Verdict: engine.VerdictIncluded, Desired: mc(), Rendered: mc(), Live: live}
+	}
+	const sw, window, disabled = "platform.kubevirt.io/enable-f", "platform.kubevirt.io/disruption-window", "platform.kubevirt.io/disabled-resources"
+	labelled := mc(func(u *unstructured.Unstructured) {
+		u.SetLabels(map[string]string{"machineconfiguration.openshift.io/role": "worker", "x": "y"})
+	})
+	labelled.Object["spec"] = map[string]any{"kernelArguments": []any{"x=y"}}
+	reportOnly := on(nil)
+	reportOnly.ReportOnly = true
 	for _, c := range []struct {
-		window string
-		goes   bool
-	}{{"", true}, {"Sat 02:00-06:00 UTC", false}} {
-		ann := map[string]string{"platform.kubevirt.io/enable-f": "true"}
-		if c.window != "" {
-			ann["platform.kubevirt.io/disruption-window"] = c.window
+		name          string
+		before, after engine.Evaluation
+		want          []string // action, goes/held-by, reboot
+	}{
+		{"turned on, no window", eval(nil, off), eval(map[string]string{sw: "true"}, on(nil)), []string{"create go reboot"}},
+		{"turned on, window closed", eval(map[string]string{window: "Sat 02:00-06:00 UTC"}, off),
+			eval(map[string]string{sw: "true", window: "Sat 02:00-06:00 UTC"}, on(nil)), []string{"create window reboot"}},
+		{"already as desired", eval(nil, off), eval(map[string]string{sw: "true"}, on(mc())), nil},
+		{"drifted spec", eval(nil, off), eval(map[string]string{sw: "true"}, on(mc(func(u *unstructured.Unstructured) {
+			u.Object["spec"] = map[string]any{"kernelArguments": []any{"x=z"}}
+		}))), []string{"update go reboot"}},
+		{"a label it does not set is no drift", eval(nil, off), eval(map[string]string{sw: "true"}, on(labelled)), nil},
+		{"an entry not understood holds it", eval(map[string]string{disabled: "MachineConfig/[x"}, off),
+			eval(map[string]string{sw: "true", disabled: "MachineConfig/[x"}, on(nil)), []string{"create input reboot"}},
+		{"the same write before and after", eval(nil, on(nil)), eval(map[string]string{window: ""}, on(nil)), nil},
+		{"leaving report-only", eval(nil, reportOnly), eval(nil, on(nil)), []string{"create go reboot"}},
+		{"entering report-only", eval(nil, on(nil)), eval(nil, reportOnly), nil},
+	} {
+		var got []string
+		for _, ch := range Compare(cat, c.before, c.after, now) {
+			held := "go"
+			if !ch.Goes {
+				held = ch.HeldBy
+			}
+			reboot := "none"
+			if ch.Disruption.Reboot {
+				reboot = "reboot"
+			}
+			got = append(got, ch.Action+" "+held+" "+reboot)
 		}
-		before := engine.Evaluation{Context: rendercontext.New(rendercontext.Facts{HCO: hcoWith(nil)}), Decisions: []engine.Decision{{Asset: f1, Verdict: engine.VerdictInactive}}}
-		after := engine.Evaluation{Context: rendercontext.New(rendercontext.Facts{HCO: hcoWith(ann)}), Decisions: []engine.Decision{{Asset: f1, Verdict: engine.VerdictIncluded, Desired: mc(), Rendered: mc()}}}
-		ch := Compare(cat, before, after, now)
-		if len(ch) != 1 || ch[0].Action != Create || !ch[0].Disruption.Reboot || ch[0].Goes != c.goes {
-			t.Fatalf("window %q: %+v", c.window, ch)
-		}
-		if !c.goes && (ch[0].HeldBy != "window" || ch[0].Outcome != engine.Staged) {
-			t.Errorf("window %q: held by %q (%s)", c.window, ch[0].HeldBy, ch[0].Outcome)
-		}
-		if again := Compare(cat, after, after, now); len(again) != 0 {
-			t.Errorf("the same evaluation changes nothing: %+v", again)
+		if strings.Join(got, "; ") != strings.Join(c.want, "; ") {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
 }
@@ -195,10 +245,13 @@ type fakeSource struct{ eval engine.Evaluation }
 func (f fakeSource) Preview(context.Context) (engine.Evaluation, []engine.Notice, error) {
 	return f.eval, nil, nil
 }
-func (f fakeSource) PreviewWith(context.Context, map[string]*string) (engine.Evaluation, []engine.Notice, error) {
+func (f fakeSource) PlanWith(context.Context, map[string]*string) (engine.Evaluation, []engine.Notice, error) {
 	return f.eval, nil, nil
 }
 func (f fakeSource) Snapshot() report.Snapshot { return report.Snapshot{} }
+func (f fakeSource) PoolImpacts(context.Context, *rendercontext.RenderContext, []string) []impact.Pool {
+	return nil
+}
 
 // reviewer knows tokens and who may get the HCO; it records what it was
 // asked.

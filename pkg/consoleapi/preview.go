@@ -2,15 +2,17 @@ package consoleapi
 
 import (
 	"context"
-	"reflect"
+	"sort"
+	"strings"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
+	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/drift"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/impact"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 )
 
 // Preview is what setting one HCO annotation would make the autopilot do:
@@ -57,58 +59,88 @@ const (
 	Delete = "delete"
 )
 
-// Compare says what the evaluation after would do that before does not:
-// a write where the object is absent or its desired state differs, a
-// deletion where an object present is turned off. Each is judged by a gate
-// that knows no history (the window, busy pools, HCO inputs,
-// dependencies: what the cluster says now), as a preview of the
-// controller's own judgement.
+// Compare says what the evaluation after would write or delete that the
+// evaluation before would not: a write where the object is absent or
+// differs from what is desired (the drift the controller's Syncer reads,
+// without the fields left to their owners), a deletion of a switched-off
+// object. Both are planner evaluations, before the gate: each change is
+// judged here by a gate that knows no history (HCO inputs, dependencies,
+// the window, busy pools: what the cluster says now), as a preview of the
+// controller's own judgement. A correction of labels or annotations alone
+// rolls nothing.
 func Compare(cat *catalog.Catalog, before, after engine.Evaluation, now time.Time) []Change {
-	was := map[string]*engine.Decision{}
-	for i := range before.Decisions {
-		was[before.Decisions[i].Asset.Name] = &before.Decisions[i]
+	was := map[string]bool{}
+	for _, c := range changes(before) {
+		was[c.key()] = true
 	}
 	featureOf := featuresOf(cat)
 	g := gate.New(gate.Config{Catalog: cat, SettlePeriod: -1, Now: func() time.Time { return now }})
-	rc := after.Context
 	out := []Change{}
-	for i := range after.Decisions {
-		d := &after.Decisions[i]
-		b := was[d.Asset.Name]
-		var c Change
-		var w gate.Write
-		switch {
-		case d.Verdict == engine.VerdictIncluded && d.Desired != nil:
-			if b != nil && b.Verdict == engine.VerdictIncluded && b.Desired != nil && reflect.DeepEqual(b.Desired.Object, d.Desired.Object) {
-				continue
-			}
-			c.Action, c.Object = Update, engine.ObjectKey(d.Desired)
-			op := gate.Correct
-			if d.Live == nil {
-				c.Action, op = Create, gate.Create
-			}
-			w = gate.ForDecision(d, op, []string{"/spec"}, nil)
-		case d.Live != nil && engine.RemovalCandidate(d, rc) != nil && (b == nil || b.Verdict == engine.VerdictIncluded):
-			c.Action, c.Object = Delete, engine.ObjectKey(d.Live)
-			w = gate.ForRemoval(rc, gate.SwitchOff, d.Asset.Name, d.Live, d.ReportOnly)
-		default:
+	for _, c := range changes(after) {
+		if was[c.key()] {
 			continue
 		}
-		c.Asset, c.Feature, c.Disruption = d.Asset.Name, featureOf[d.Asset.Name], w.Disruption
-		v := g.Judge(rc, w)
-		c.Goes = v.Go
+		v := g.Judge(after.Context, c.write)
+		ch := Change{Asset: c.d.Asset.Name, Feature: featureOf[c.d.Asset.Name], Object: c.object, Action: c.action, Disruption: c.write.Disruption, Goes: v.Go}
 		if !v.Go {
-			c.HeldBy, c.Outcome, c.Reason = v.Check, v.Outcome, v.Reason
+			ch.HeldBy, ch.Outcome, ch.Reason = v.Check, v.Outcome, v.Reason
 		}
-		out = append(out, c)
+		out = append(out, ch)
+	}
+	return out
+}
+
+// change is one write or deletion an evaluation would send.
+type change struct {
+	d              *engine.Decision
+	action, object string
+	drift          []string
+	write          gate.Write
+}
+
+// key tells the same change in two evaluations apart from another: the
+// object, the action and the fields it changes.
+func (c change) key() string {
+	return c.action + " " + c.object + " " + strings.Join(c.drift, ",")
+}
+
+func changes(eval engine.Evaluation) []change {
+	rc := eval.Context
+	var out []change
+	for i := range eval.Decisions {
+		d := &eval.Decisions[i]
+		if d.ReportOnly {
+			continue // compared, never sent
+		}
+		switch {
+		case d.Verdict == engine.VerdictIncluded && d.Desired != nil:
+			c := change{d: d, action: Create, object: engine.ObjectKey(d.Desired)}
+			op := gate.Create
+			if d.Live != nil {
+				c.drift = engine.WithoutDeferred(drift.Diff(d.Desired, d.Live, annotations.FieldManager, d.Structure), d.Deferred)
+				if len(c.drift) == 0 {
+					continue
+				}
+				c.action, op = Update, gate.Correct
+			}
+			c.write = gate.ForDecision(d, op, c.drift, nil)
+			if d.Live != nil && !engine.ReachesNodes(c.drift) && !d.MovesPools {
+				c.write.Disruption = engine.Disruption{} // metadata alone reaches no node
+			}
+			out = append(out, c)
+		case d.Live != nil && engine.RemovalCandidate(d, rc) != nil:
+			c := change{d: d, action: Delete, object: engine.ObjectKey(d.Live)}
+			c.write = gate.ForRemoval(rc, gate.SwitchOff, d.Asset.Name, d.Live, d.ReportOnly)
+			out = append(out, c)
+		}
 	}
 	return out
 }
 
 // Impacts lists each pool the changes roll with a reboot, its nodes and
-// what draining them does to its VMs, read from r now (one VMI list: a
-// person asked).
-func Impacts(ctx context.Context, r client.Reader, eval engine.Evaluation, changes []Change) []PoolImpact {
+// what draining them does to its VMs, in counts (of, the controller's
+// counts: pkg/impact).
+func Impacts(ctx context.Context, of PoolImpacter, eval engine.Evaluation, changes []Change) []PoolImpact {
 	seen := map[string]bool{}
 	var pools []string
 	for _, c := range changes {
@@ -126,14 +158,17 @@ func Impacts(ctx context.Context, r client.Reader, eval engine.Evaluation, chang
 	if len(pools) == 0 {
 		return out
 	}
-	for _, p := range impact.Of(ctx, r, eval.Context, pools) {
-		pi := PoolImpact{Name: p.Pool, Impact: p.String()}
-		if nodes, err := eval.Context.PoolNodes(p.Pool); err == nil {
-			pi.Nodes = len(nodes)
-		}
-		out = append(out, pi)
+	sort.Strings(pools)
+	for _, p := range of.PoolImpacts(ctx, eval.Context, pools) {
+		out = append(out, PoolImpact{Name: p.Pool, Nodes: len(p.Nodes), Impact: p.Counts()})
 	}
 	return out
+}
+
+// PoolImpacter counts what a rollout of pools does to their VMs (the
+// controller, from its counts).
+type PoolImpacter interface {
+	PoolImpacts(ctx context.Context, rc *rendercontext.RenderContext, pools []string) []impact.Pool
 }
 
 func featuresOf(cat *catalog.Catalog) map[string]string {

@@ -14,7 +14,6 @@ import (
 	"github.com/go-logr/logr"
 	authzv1 "k8s.io/api/authorization/v1"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
@@ -57,20 +56,20 @@ type Server struct {
 	Namespace string
 	Catalog   *catalog.Catalog
 	Source    Source
-	// Reader lists VMIs for a preview's pools (the API server: no cache).
-	Reader   client.Reader
-	Reviewer metricsauth.Reviewer
-	TLS      *tlsprofile.Served
-	Auth     metricsauth.Options
-	Log      logr.Logger
-	Now      func() time.Time
+	Reviewer  metricsauth.Reviewer
+	TLS       *tlsprofile.Served
+	Auth      metricsauth.Options
+	Log       logr.Logger
+	Now       func() time.Time
 }
 
 // Source is what the views are made from: the controller's evaluation
-// (debug.Source), and the same as if the HCO's annotations were changed.
+// (debug.Source), and its planner's as if the HCO's annotations were
+// changed (before the gate: Compare judges).
 type Source interface {
 	debug.Source
-	PreviewWith(ctx context.Context, set map[string]*string) (engine.Evaluation, []engine.Notice, error)
+	PoolImpacter
+	PlanWith(ctx context.Context, set map[string]*string) (engine.Evaluation, []engine.Notice, error)
 }
 
 // NeedLeaderElection is false: every replica answers (the console's
@@ -187,18 +186,18 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request, now time.Time) 
 		v := q.Get("value")
 		p.Value = &v
 	}
-	before, _, err := s.Source.Preview(r.Context())
+	before, _, err := s.Source.PlanWith(r.Context(), nil)
 	if err != nil {
 		http.Error(w, "the autopilot cannot evaluate now: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	after, notices, err := s.Source.PreviewWith(r.Context(), map[string]*string{key: p.Value})
+	after, notices, err := s.Source.PlanWith(r.Context(), map[string]*string{key: p.Value})
 	if err != nil {
 		http.Error(w, "the autopilot cannot evaluate now: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
 	p.Changes = Compare(s.Catalog, before, after, now)
-	p.Pools = Impacts(r.Context(), s.Reader, after, p.Changes)
+	p.Pools = Impacts(r.Context(), s.Source, after, p.Changes)
 	p.Notices = notices
 	if p.Notices == nil {
 		p.Notices = []engine.Notice{}

@@ -8,7 +8,6 @@
 package consoleapi
 
 import (
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -22,9 +21,6 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/shipped"
 )
 
-// maxNodeNames bounds the node names a pool lists; Nodes counts them all.
-const maxNodeNames = 10
-
 // Overview is the plugin's one view.
 type Overview struct {
 	// Generated is when it was made.
@@ -35,6 +31,9 @@ type Overview struct {
 	Features  []Feature `json:"features"`
 	// Notices are the HCO inputs not acted on as written.
 	Notices []engine.Notice `json:"notices"`
+	// Standby: the replica answering has not reconciled (it waits for the
+	// leader lease, or has just started): what it last did is empty.
+	Standby bool `json:"standby,omitempty"`
 }
 
 // HCORef names the HyperConverged the plugin's actions patch, and the
@@ -80,12 +79,12 @@ type Window struct {
 }
 
 // Pool is one MachineConfigPool: its nodes, and the autopilot's writes
-// that roll it.
+// that roll it. Nodes and VMs are counted, never named: a reader of the
+// HCO may not be one of the nodes or of the VMs' namespaces.
 type Pool struct {
 	Name string `json:"name"`
-	// Nodes counts the pool's nodes; NodeNames lists the first few.
-	Nodes     int      `json:"nodes"`
-	NodeNames []string `json:"nodeNames,omitempty"`
+	// Nodes counts the pool's nodes.
+	Nodes int `json:"nodes"`
 	// NodesError says why its nodes cannot be told.
 	NodesError string `json:"nodesError,omitempty"`
 	// Waiting are writes that roll it and wait (staged, settling, held).
@@ -109,7 +108,7 @@ type Rollout struct {
 	// what it does on each node instead.
 	Reboot  bool     `json:"reboot"`
 	Actions []string `json:"actions,omitempty"`
-	// Impact says what draining the pool does to its VMs.
+	// Impact says what draining the pool does to its VMs, in counts.
 	Impact string `json:"impact,omitempty"`
 	// Goes is when a staged write goes (the window's opening).
 	Goes  time.Time `json:"goes"`
@@ -140,8 +139,12 @@ type FeatureAsset struct {
 	Since          time.Time `json:"since"`
 }
 
-// waiting are the outcomes of a write that has not gone yet.
-var waiting = []engine.Outcome{engine.Staged, engine.Settling, engine.Throttled, engine.Invalid, engine.Failed, engine.Refused, engine.MissingDependency, engine.Conflict, engine.Paused}
+// waits reports whether st is a write that will go but has not: one the
+// gate holds (its check named), or one sent and failed, tried again. An
+// asset paused, off or in conflict waits for a person, not for a pool.
+func waits(st report.AssetStatus) bool {
+	return st.HeldBy != "" || st.Outcome == engine.Failed || st.Outcome == engine.Refused
+}
 
 // Build makes the overview from an evaluation and what the controller
 // last recorded: plain data in, plain data out (no request).
@@ -155,6 +158,7 @@ func Build(cat *catalog.Catalog, eval engine.Evaluation, notices []engine.Notice
 		o.HCO = HCORef{Namespace: hco.GetNamespace(), Name: hco.GetName(), ResourceVersion: hco.GetResourceVersion(), Annotations: ours(hco.GetAnnotations())}
 	}
 	o.Autopilot = autopilot(cat, eval, snap, now)
+	o.Standby = snap.Health.LastReconcile.IsZero()
 
 	o.Pools = pools(eval, snap, featuresOf(cat), o.Autopilot.Window)
 
@@ -162,7 +166,7 @@ func Build(cat *catalog.Catalog, eval engine.Evaluation, notices []engine.Notice
 	for i := range eval.Decisions {
 		byAsset[eval.Decisions[i].Asset.Name] = &eval.Decisions[i]
 	}
-	for i, s := range features.Of(cat, rc, eval.Decisions, snap.Last) {
+	for i, s := range features.Of(cat, rc, eval.Decisions, lastCounted(snap)) {
 		f := Feature{Status: s, Objects: []FeatureAsset{}}
 		if s.Switch != "" {
 			f.SwitchValue, _ = rc.HCOAnnotation(s.Switch)
@@ -185,6 +189,23 @@ func Build(cat *catalog.Catalog, eval engine.Evaluation, notices []engine.Notice
 		o.Features = append(o.Features, f)
 	}
 	return o
+}
+
+// lastCounted is report.Snapshot.Last with what a waiting rollout does to
+// the VMs in counts, not names (Pool).
+func lastCounted(snap report.Snapshot) features.Last {
+	return func(asset string) (engine.Outcome, string, bool) {
+		a, ok := snap.Asset(asset)
+		why := a.Reason
+		var counts []string
+		for _, p := range a.ImpactPools {
+			counts = append(counts, "pool "+p.Pool+": "+p.Counts())
+		}
+		if len(counts) > 0 {
+			why += "; when it rolls: " + strings.Join(counts, "; ")
+		}
+		return a.Outcome, why, ok
+	}
 }
 
 // ours keeps the HCO's annotations this autopilot reads: the plugin
@@ -252,7 +273,6 @@ func pools(eval engine.Evaluation, snap report.Snapshot, featureOf map[string]st
 			p.NodesError = err.Error()
 		} else {
 			p.Nodes = len(nodes)
-			p.NodeNames = nodes[:min(len(nodes), maxNodeNames)]
 		}
 		byName[name] = p
 		names = append(names, name)
@@ -262,17 +282,23 @@ func pools(eval engine.Evaluation, snap report.Snapshot, featureOf map[string]st
 		add(u.GetName())
 	}
 	for _, st := range snap.Assets {
-		if st.Disruption == nil || !slices.Contains(waiting, st.Outcome) {
+		if st.Disruption == nil || !waits(st) {
 			continue
 		}
 		r := Rollout{Asset: st.Asset, Feature: featureOf[st.Asset], Object: st.Object, Outcome: st.Outcome, Reason: st.Reason, HeldBy: st.HeldBy,
-			Reboot: st.Disruption.Reboot, Actions: st.Disruption.Actions, Impact: st.Impact, Since: st.Changed}
+			Reboot: st.Disruption.Reboot, Actions: st.Disruption.Actions, Since: st.Changed}
 		if st.HeldBy == gate.Window {
 			r.Goes = win.NextOpen
 		}
 		for _, name := range st.Disruption.Rolled() {
 			p := add(name)
-			p.Waiting = append(p.Waiting, r)
+			pr := r
+			for _, ip := range st.ImpactPools {
+				if ip.Pool == name {
+					pr.Impact = ip.Counts()
+				}
+			}
+			p.Waiting = append(p.Waiting, pr)
 		}
 	}
 	// Newest first.
@@ -281,7 +307,7 @@ func pools(eval engine.Evaluation, snap report.Snapshot, featureOf map[string]st
 		for _, name := range ro.Disruption.Rolled() {
 			p := add(name)
 			p.Rolled = append(p.Rolled, Rollout{Object: ro.Object, Reason: ro.What, Reboot: ro.Disruption.Reboot,
-				Actions: ro.Disruption.Actions, Impact: ro.Impact, Since: ro.At})
+				Actions: ro.Disruption.Actions, Since: ro.At})
 		}
 	}
 	sort.Strings(names)

@@ -36,8 +36,9 @@ type impacts struct {
 }
 
 type seenImpact struct {
-	at   time.Time
-	text string
+	at    time.Time
+	text  string
+	pools []impact.Pool
 }
 
 func newImpacts(r client.Reader, now func() time.Time) *impacts {
@@ -61,16 +62,24 @@ func needsImpact(d *engine.Decision, res engine.Result) bool {
 // count says what a rollout of pools does to their VMs: listed now when
 // fresh, else a count at most impactTTL old.
 func (m *impacts) count(ctx context.Context, rc *rendercontext.RenderContext, pools []string, fresh bool) string {
+	text, _ := m.counted(ctx, rc, pools, fresh)
+	return text
+}
+
+// counted is count with each pool's impact as data (the console view
+// shows it without names).
+func (m *impacts) counted(ctx context.Context, rc *rendercontext.RenderContext, pools []string, fresh bool) (string, []impact.Pool) {
 	key := strings.Join(pools, ",")
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if s, ok := m.seen[key]; ok && !fresh && m.now().Sub(s.at) < impactTTL {
-		return s.text
+		return s.text, s.pools
 	}
 	lctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
 	var texts []string
-	for _, p := range impact.Of(lctx, m.reader, rc, pools) {
+	of := impact.Of(lctx, m.reader, rc, pools)
+	for _, p := range of {
 		t := p.String()
 		if len(pools) > 1 {
 			t = "pool " + p.Pool + ": " + t
@@ -78,8 +87,8 @@ func (m *impacts) count(ctx context.Context, rc *rendercontext.RenderContext, po
 		texts = append(texts, t)
 	}
 	text := strings.Join(texts, "; ")
-	m.seen[key] = seenImpact{at: m.now(), text: text}
-	return text
+	m.seen[key] = seenImpact{at: m.now(), text: text, pools: of}
+	return text, of
 }
 
 // annotate sets the VM impact of each write that reboots a pool, sent or
@@ -91,15 +100,19 @@ func (m *impacts) annotate(ctx context.Context, ws []rollingWrite) {
 		key := strings.Join(engine.Judged(w.d, w.res).Rolled(), ",")
 		fresh[key] = fresh[key] || w.fresh || w.res.Outcome == engine.Applied || w.res.Outcome == engine.Deleted
 	}
-	counted := map[string]string{}
+	type both struct {
+		text  string
+		pools []impact.Pool
+	}
+	done := map[string]both{}
 	for i := range ws {
 		pools := engine.Judged(ws[i].d, ws[i].res).Rolled()
 		key := strings.Join(pools, ",")
-		text, ok := counted[key]
+		c, ok := done[key]
 		if !ok {
-			text = m.count(ctx, ws[i].rc, pools, fresh[key])
-			counted[key] = text
+			c.text, c.pools = m.counted(ctx, ws[i].rc, pools, fresh[key])
+			done[key] = c
 		}
-		ws[i].res.Impact = text
+		ws[i].res.Impact, ws[i].res.ImpactPools = c.text, c.pools
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/impact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/report"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
@@ -16,17 +17,32 @@ import (
 // what the next reconcile would decide, and the HCO inputs it would report
 // as not understood. The debug endpoints serve it.
 func (r *Reconciler) Preview(ctx context.Context) (engine.Evaluation, []engine.Notice, error) {
-	return r.PreviewWith(ctx, nil)
-}
-
-// PreviewWith is Preview as if the HCO's annotations were changed as set
-// says (a nil value removes one): what a switch, a pause or a window
-// would make the next reconcile decide, before a person sets it. Nothing
-// is written; the caches' HCO is left as it is.
-func (r *Reconciler) PreviewWith(ctx context.Context, set map[string]*string) (engine.Evaluation, []engine.Notice, error) {
-	facts, err := r.facts(ctx)
+	eval, err := r.plan(ctx, nil)
 	if err != nil {
 		return engine.Evaluation{}, nil, err
+	}
+	gate.Preview(r.opts.Catalog, eval, r.now())
+	return eval, r.evaluator.Notices(r.opts.Catalog, eval), nil
+}
+
+// PlanWith is the planner's evaluation (before gate.Preview folds in the
+// gate's holds) as if the HCO's annotations were changed as set says (a
+// nil value removes one): what a switch, a pause or a window would make
+// the next reconcile decide, before a person sets it; the caller judges
+// each write with the gate. Nothing is written; the caches' HCO is left
+// as it is.
+func (r *Reconciler) PlanWith(ctx context.Context, set map[string]*string) (engine.Evaluation, []engine.Notice, error) {
+	eval, err := r.plan(ctx, set)
+	if err != nil {
+		return engine.Evaluation{}, nil, err
+	}
+	return eval, r.evaluator.Notices(r.opts.Catalog, eval), nil
+}
+
+func (r *Reconciler) plan(ctx context.Context, set map[string]*string) (engine.Evaluation, error) {
+	facts, err := r.facts(ctx)
+	if err != nil {
+		return engine.Evaluation{}, err
 	}
 	if len(set) > 0 && facts.HCO != nil {
 		hco := facts.HCO.DeepCopy()
@@ -49,9 +65,15 @@ func (r *Reconciler) PreviewWith(ctx context.Context, set map[string]*string) (e
 	now := r.now()
 	planned := tombstone.PlanContext(rc, r.opts.Tombstones, engine.ActivationOf(rc, r.opts.Catalog), tombstone.WouldDelete(rc, r.opts.Tombstones,
 		gate.New(gate.Config{Catalog: r.opts.Catalog, SettlePeriod: -1, Now: func() time.Time { return now }})))
-	eval := r.evaluator.Preview(ctx, r.opts.Catalog, planned, r.reader)
-	gate.Preview(r.opts.Catalog, eval, now)
-	return eval, r.evaluator.Notices(r.opts.Catalog, eval), nil
+	return r.evaluator.Preview(ctx, r.opts.Catalog, planned, r.reader), nil
+}
+
+// PoolImpacts says what a rollout of pools does to their VMs, from the
+// same counts the controller reports (listed afresh at most once a minute
+// per set of pools): a preview asked again costs no request.
+func (r *Reconciler) PoolImpacts(ctx context.Context, rc *rendercontext.RenderContext, pools []string) []impact.Pool {
+	_, out := r.impacts.counted(ctx, rc, pools, false)
+	return out
 }
 
 // Snapshot is what the controller last recorded, with what is watched,

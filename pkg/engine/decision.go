@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/impact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/nodedisruption"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/structure"
 )
@@ -313,6 +314,9 @@ type Result struct {
 	// Impact says what the pool's rollout does to its VMs (pkg/impact),
 	// for a write that reboots a pool, sent or waiting to be.
 	Impact string
+	// ImpactPools is Impact as data, per pool (the console view shows it
+	// without names).
+	ImpactPools []impact.Pool
 	// Object is the server's copy after a write.
 	Object *unstructured.Unstructured
 	Err    error

@@ -136,6 +136,25 @@ func (p Pool) String() string {
 	return s
 }
 
+// Counts is the pool's impact without a name: how many nodes drain and
+// how many VMIs migrate, block the drain or are shut down. It is what a
+// reader who may see the plan but not the VMs' namespaces is shown (the
+// console view).
+func (p Pool) Counts() string {
+	nodes := fmt.Sprintf("%d node(s) drained in turn", len(p.Nodes))
+	if p.Unknown != "" {
+		return nodes + "; VMs not counted"
+	}
+	s := fmt.Sprintf("%s, %d VMI(s) live-migrate", nodes, p.Migrate)
+	if len(p.Blocking) > 0 {
+		s += fmt.Sprintf("; %d block the drain", len(p.Blocking))
+	}
+	if len(p.Stopping) > 0 {
+		s += fmt.Sprintf("; %d are shut down", len(p.Stopping))
+	}
+	return s
+}
+
 // clip keeps a message readable on a cluster with many VMs.
 func clip(names []string) []string {
 	const most = 5

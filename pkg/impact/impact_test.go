@@ -120,3 +120,25 @@ func TestOf(t *testing.T) {
 		t.Errorf("no VMI CRD: %+v after %d calls", got[0], r.calls)
 	}
 }
+
+// Counts says how many, never which: no node or VMI name, whatever the
+// pool holds.
+func TestCountsNamesNothing(t *testing.T) {
+	for _, p := range []Pool{
+		{Pool: "worker", Nodes: []string{"node-a", "node-b"}, Migrate: 3, Blocking: []string{"ns-x/vm-b: not migratable"}, Stopping: []string{"ns-y/vm-c: None"}},
+		{Pool: "worker", Nodes: []string{"node-a"}, Unknown: "VirtualMachineInstances could not be listed: forbidden"},
+		{Pool: "infra"},
+	} {
+		c := p.Counts()
+		for _, name := range append(append(append([]string{}, p.Nodes...), p.Blocking...), p.Stopping...) {
+			for _, part := range strings.FieldsFunc(name, func(r rune) bool { return r == '/' || r == ':' || r == ' ' }) {
+				if len(part) > 4 && strings.Contains(c, part) {
+					t.Errorf("%q names %q", c, part)
+				}
+			}
+		}
+		if !strings.Contains(c, fmt.Sprintf("%d node(s)", len(p.Nodes))) {
+			t.Errorf("%q does not count the nodes", c)
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/annotations"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/impact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/shipped"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/throttle"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
@@ -39,6 +40,8 @@ type AssetStatus struct {
 	// Impact says what the pool's rollout does to its VMs, for a write
 	// that reboots a pool, sent or waiting.
 	Impact string `json:"impact,omitempty"`
+	// ImpactPools is Impact as data, per pool.
+	ImpactPools []impact.Pool `json:"-"`
 	// Disruption is what the write (or deletion) does to nodes, as the
 	// gate judged it (engine.Judged), when it reaches any: the pools a
 	// staged or sent rollout is for.
@@ -198,7 +201,7 @@ func (r *Reporter) Asset(ctx context.Context, hco *unstructured.Unstructured, d 
 	if target != nil {
 		objKey, id = engine.ObjectKey(target), engine.Identity(target)
 	}
-	st := AssetStatus{Asset: name, Outcome: res.Outcome, Reason: res.Reason, Object: objKey, Identity: id, Impact: res.Impact, HeldBy: res.HeldBy,
+	st := AssetStatus{Asset: name, Outcome: res.Outcome, Reason: res.Reason, Object: objKey, Identity: id, Impact: res.Impact, ImpactPools: res.ImpactPools, HeldBy: res.HeldBy,
 		Drift: res.Drift, Opponents: res.Opponents, Deferred: d.Deferred, Changed: time.Now(), Desired: d.Desired}
 	if d.Live != nil {
 		st.ObservedResourceVersion = d.Live.GetResourceVersion()

@@ -54,38 +54,38 @@ func consoleSpecs(ctx context.Context) {
 		})
 
 		By("a viewer sees the autopilot managed and the window closed, with when it opens")
-		b.open(host.login("viewer", "page"))
-		Expect(b.text(`[data-test="mode"]`)).To(Equal("managed"))
-		Expect(b.text(`[data-test="window"]`)).To(And(ContainSubstring("closed"), ContainSubstring("opens in 1h")))
-		Expect(b.text(`[data-test="pool-worker"]`)).To(ContainSubstring("nothing waiting"))
+		b.open(Default, host.login("viewer", "page"))
+		Expect(b.text(Default, `[data-test="mode"]`)).To(Equal("managed"))
+		Expect(b.text(Default, `[data-test="window-state"]`)).To(Equal("closed"))
+		Expect(b.text(Default, `[data-test="window"]`)).To(ContainSubstring("opens in 1h"))
+		Expect(b.text(Default, `[data-test="pool-worker"]`)).To(ContainSubstring("nothing waiting"))
 		b.accessible()
 
 		By("before turning PCI passthrough on, the preview says what it writes, what it reboots and that the window holds it")
-		b.click(`#switch-pci-passthrough`)
-		Expect(b.text(`[data-test="preview-summary"]`)).To(ContainSubstring("reboots pool worker"))
-		Expect(b.text(`[data-test="preview-change"]`)).To(And(ContainSubstring("create"), ContainSubstring(pciMC), ContainSubstring("disruption window closed")))
-		Expect(b.text(`[data-test="preview-pool"]`)).To(ContainSubstring("Pool worker"))
+		b.click(Default, `#switch-pci-passthrough`)
+		Expect(b.text(Default, `[data-test="preview-summary"]`)).To(ContainSubstring("reboots pool worker"))
+		Expect(b.text(Default, `[data-test="preview-change"]`)).To(And(ContainSubstring("create"), ContainSubstring(pciMC), ContainSubstring("disruption window closed")))
+		Expect(b.text(Default, `[data-test="preview-pool"]`)).To(ContainSubstring("Pool worker"))
 		b.screenshot("preview", `.pf-v6-c-modal-box`)
-		Expect(get(mcGVK, "", pciMC)).To(BeNil(), "a preview writes nothing")
 
 		By("the viewer may not turn it on: the API server's refusal, in plain words, and the HCO unchanged")
-		b.clickButton("Turn on")
-		Expect(b.text(`[data-test="action-error"]`)).To(And(ContainSubstring("your user may not do this"), ContainSubstring("forbidden")))
+		b.confirm("Turn on")
+		Expect(b.text(Default, `[data-test="action-error"]`)).To(And(ContainSubstring("your user may not do this"), ContainSubstring("forbidden")))
 		Expect(hco().GetAnnotations()).NotTo(HaveKey(pciSwitch))
 
 		By("an admin turns it on: the HCO carries the switch, and the write is staged until the window opens")
-		b.open(host.login("admin", "page"))
-		b.click(`#switch-pci-passthrough`)
-		Expect(b.text(`[data-test="preview-summary"]`)).To(ContainSubstring("reboots pool worker"))
-		b.clickButton("Turn on")
-		Expect(b.text(`[data-test="action-done"]`)).To(ContainSubstring("pci-passthrough turned on"))
+		b.open(Default, host.login("admin", "page"))
+		b.click(Default, `#switch-pci-passthrough`)
+		Expect(b.text(Default, `[data-test="preview-summary"]`)).To(ContainSubstring("reboots pool worker"))
+		b.confirm("Turn on")
+		Expect(b.text(Default, `[data-test="action-done"]`)).To(ContainSubstring("pci-passthrough turned on"))
 		Eventually(func() string { return hco().GetAnnotations()[pciSwitch] }).Should(Equal("true"))
 		Eventually(outcomeOf("pci-passthrough")).WithTimeout(testSettle + 30*time.Second).Should(Equal(engine.Staged))
-		Eventually(func() string {
-			b.open(host.login("admin", "page"))
-			return b.text(`[data-test="pool-worker"]`)
+		Eventually(func(g Gomega) string {
+			b.open(g, host.login("admin", "page"))
+			return b.text(g, `[data-test="pool-worker"]`)
 		}).Should(And(ContainSubstring("1 waiting: reboots"), ContainSubstring("disruption window closed"), ContainSubstring(pciMC), ContainSubstring("goes in 1h")))
-		Expect(b.text(`[data-test="feature-pci-passthrough"]`)).To(ContainSubstring("Staged"))
+		Expect(b.text(Default, `[data-test="feature-pci-passthrough"]`)).To(ContainSubstring("Staged"))
 		b.accessible()
 		b.screenshot("pools-staged", `[data-test="pools"]`)
 
@@ -95,56 +95,61 @@ func consoleSpecs(ctx context.Context) {
 		clockShift.Store(int64(time.Until(opensAt) + time.Minute))
 		reconciledAt(poke())
 		Eventually(outcomeOf("pci-passthrough")).Should(Equal(engine.Settling))
-		Eventually(func() string {
-			b.open(host.login("admin", "page"))
-			return b.text(`[data-test="pool-worker"]`)
+		Eventually(func(g Gomega) string {
+			b.open(g, host.login("admin", "page"))
+			return b.text(g, `[data-test="pool-worker"]`)
 		}).Should(And(ContainSubstring("pool busy"), ContainSubstring("MachineConfigPool worker is updating")))
-		Expect(b.text(`[data-test="window"]`)).To(ContainSubstring("open"))
+		Expect(b.text(Default, `[data-test="window-state"]`)).To(Equal("open"))
 		b.screenshot("pools-busy", `[data-test="pools"]`)
 
 		By("the pool at rest: the MachineConfig goes, and the pool lists the rollout")
 		setPoolState(ctx, "worker", false)
 		poke()
 		Eventually(func() *unstructured.Unstructured { return get(mcGVK, "", pciMC) }).WithTimeout(time.Minute).ShouldNot(BeNil())
-		Eventually(func() string {
-			b.open(host.login("admin", "page"))
-			return b.text(`[data-test="pool-worker"]`)
+		Eventually(func(g Gomega) string {
+			b.open(g, host.login("admin", "page"))
+			return b.text(g, `[data-test="pool-worker"]`)
 		}).Should(And(ContainSubstring("Last rollouts"), ContainSubstring(pciMC)))
 
 		By("the HyperConverged's Autopilot tab shows the same; pausing from it is the admin's own patch")
 		clockShift.Store(0) // the real clock again: the window closed, times as recorded
-		b.open(host.login("admin", "tab"))
-		Expect(b.text(`#tab-name`)).To(Equal("Autopilot"))
+		b.open(Default, host.login("admin", "tab"))
+		Expect(b.text(Default, `#tab-name`)).To(Equal("Autopilot"))
 		b.clickButton("Pause")
+		Expect(b.text(Default, `[data-test="preview-summary"]`)).To(Equal("Nothing would be written or deleted."))
+		b.confirm("Pause")
 		Eventually(func() string { return hco().GetAnnotations()[annotations.Autopilot] }).Should(Equal("false"))
-		Expect(b.text(`[data-test="action-done"]`)).To(ContainSubstring("Paused"))
-		Eventually(func() string {
-			b.open(host.login("admin", "tab"))
-			return b.text(`[data-test="mode"]`)
+		Expect(b.text(Default, `[data-test="action-done"]`)).To(ContainSubstring("Paused"))
+		Eventually(func(g Gomega) string {
+			b.open(g, host.login("admin", "tab"))
+			return b.text(g, `[data-test="mode"]`)
 		}).Should(Equal("paused"))
+		// Paused, the autopilot sends nothing: no pool has a write waiting.
+		Expect(b.text(Default, `[data-test="pool-worker"]`)).To(ContainSubstring("nothing waiting"))
 		b.accessible()
 		b.screenshot("hco-tab", `[data-test="autopilot-state"]`)
 
 		By("the admin sets another window, typed as a person types it")
 		b.typeInto(`input[aria-label="Disruption window"]`, "Sat,Sun 02:00-06:00 UTC")
 		b.clickButton("Set window")
+		b.confirm("Set window")
 		Eventually(func() string { return hco().GetAnnotations()[annotations.DisruptionWindow] }).Should(Equal("Sat,Sun 02:00-06:00 UTC"))
-		Expect(b.text(`[data-test="action-done"]`)).To(ContainSubstring("Disruption window set"))
+		Expect(b.text(Default, `[data-test="action-done"]`)).To(ContainSubstring("Disruption window set"))
 
 		By("a user who may not read the HCO sees nothing of its plan")
-		b.open(host.login("stranger", "page"))
-		Expect(b.text(`#plugin`)).To(And(ContainSubstring("cannot be read"), ContainSubstring("Forbidden")))
-		Expect(b.text(`#plugin`)).NotTo(ContainSubstring(pciMC))
+		b.open(Default, host.login("stranger", "page"))
+		Expect(b.text(Default, `#plugin`)).To(And(ContainSubstring("cannot be read"), ContainSubstring("Forbidden")))
+		Expect(b.text(Default, `#plugin`)).NotTo(ContainSubstring(pciMC))
 	})
 
 	It("shows in a browser a field left to its declared owner, and names the other writer of a field fight", func() {
 		requireConsole()
 		host := newConsoleHost(consoleUsers(ctx))
 		b := newBrowser()
-		psiObject := func() string {
-			b.open(host.login("viewer", "page"))
-			b.click(`[data-test="feature-psi"] td.pf-v6-c-table__toggle button`)
-			return b.text(`[data-test="object-psi-enable"]`)
+		psiObject := func(g Gomega) string {
+			b.open(g, host.login("viewer", "page"))
+			b.click(g, `[data-test="feature-psi"] td.pf-v6-c-table__toggle button`)
+			return b.text(g, `[data-test="object-psi-enable"]`)
 		}
 		setYield := func(v string) {
 			reconciledSince(update(hcoGVK, hcoNamespace, hcoName, "kubectl-edit", func(u *unstructured.Unstructured) {
@@ -167,23 +172,22 @@ func consoleSpecs(ctx context.Context) {
 		edit("my-pipeline")
 		Eventually(func() []engine.Deferral { return status("psi-enable").Deferred }).ShouldNot(BeEmpty())
 		Eventually(psiObject).Should(And(ContainSubstring("Left to their owners"), ContainSubstring("/spec/kernelArguments (my-pipeline)")))
-		Expect(b.text(`[data-test="autopilot-state"]`)).To(ContainSubstring("yield-to: default, my-pipeline"))
+		Expect(b.text(Default, `[data-test="autopilot-state"]`)).To(ContainSubstring("yield-to: default, my-pipeline"))
 		b.accessible()
 		b.screenshot("deferred", `[data-test="feature-psi"]`)
 
 		By("handed back, another operator fights for them: the view names it")
 		setYield("none")
 		Eventually(func() []any { return kernelArgs(psiMC) }).Should(Equal([]any{"psi=1"}))
-		Eventually(func() bool {
-			if outcomeOf("psi-enable")() == engine.Throttled {
-				return true
-			}
+		// The opponent reverts every correction until the view has shown
+		// the fight (a throttled object is corrected again once its budget
+		// refills).
+		Eventually(func(g Gomega) string {
 			if args := kernelArgs(psiMC); len(args) == 1 && args[0] == "psi=1" {
 				edit("opponent-operator")
 			}
-			return false
-		}).WithTimeout(60 * time.Second).Should(BeTrue())
-		Eventually(psiObject).Should(And(ContainSubstring("Throttled"), ContainSubstring("Fights with: opponent-operator")))
+			return psiObject(g)
+		}).WithTimeout(90 * time.Second).Should(And(ContainSubstring("Throttled"), ContainSubstring("Fights with: opponent-operator")))
 		b.screenshot("fight", `[data-test="feature-psi"]`)
 		// The opponent gives up: the autopilot converges by itself.
 		Eventually(func() []any { return kernelArgs(psiMC) }).WithTimeout(30 * time.Second).Should(Equal([]any{"psi=1"}))
@@ -254,34 +258,35 @@ func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) error {
 }
 
 // open loads url and waits until the plugin has shown its view (or the
-// host or the view has said why not).
-func (b *browser) open(url string) {
+// host or the view has said why not). g is where a failure goes: Default,
+// or an Eventually's own, which tries again.
+func (b *browser) open(g Gomega, url string) {
 	GinkgoHelper()
-	Expect(b.do(chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`body[data-loaded]`)))).To(Succeed())
+	g.Expect(b.do(chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`body[data-loaded]`)))).To(Succeed())
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
 	state, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(`body`), "data-loaded"))
-	Expect(err).NotTo(HaveOccurred())
-	Expect(state.Value).To(Equal("true"), "the host loaded the plugin: %s", b.text(`#host-error`))
-	Expect(b.do(chromedp.WaitVisible(chromedp.CSS(`[data-test="autopilot-state"], #plugin .pf-v6-c-alert`)))).To(Succeed())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(state.Value).To(Equal("true"), "the host loaded the plugin: %s", b.text(g, `#host-error`))
+	g.Expect(b.do(chromedp.WaitVisible(chromedp.CSS(`[data-test="autopilot-state"], #plugin .pf-v6-c-alert`)))).To(Succeed())
 }
 
 // text is what a person reads in the first element sel matches.
-func (b *browser) text(sel string) string {
+func (b *browser) text(g Gomega, sel string) string {
 	GinkgoHelper()
-	Expect(b.do(chromedp.WaitVisible(chromedp.CSS(sel)))).To(Succeed(), "wait for %s", sel)
+	g.Expect(b.do(chromedp.WaitVisible(chromedp.CSS(sel)))).To(Succeed(), "wait for %s", sel)
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
 	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	Expect(err).NotTo(HaveOccurred(), "read %s", sel)
+	g.Expect(err).NotTo(HaveOccurred(), "read %s", sel)
 	return strings.Join(strings.Fields(s), " ")
 }
 
 // click clicks the element sel matches (a switch's input, which PatternFly
 // hides under its toggle).
-func (b *browser) click(sel string) {
+func (b *browser) click(g Gomega, sel string) {
 	GinkgoHelper()
-	Expect(b.do(chromedp.WaitReady(chromedp.CSS(sel)),
+	g.Expect(b.do(chromedp.WaitReady(chromedp.CSS(sel)),
 		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 			_, err := chromedp.Evaluate[any](fmt.Sprintf(`document.querySelector(%q).click()`, sel))(ctx, t)
 			return err
@@ -303,11 +308,22 @@ func (b *browser) typeInto(sel, text string) {
 		chromedp.SendKeys(chromedp.CSS(sel), text))).To(Succeed(), "type into %s", sel)
 }
 
-// clickButton clicks the button whose text is label, as a person does.
+// clickButton clicks the page's button whose text is label, as a person
+// does; confirm clicks the one in the confirmation dialog.
 func (b *browser) clickButton(label string) {
 	GinkgoHelper()
-	xp := chromedp.Search(fmt.Sprintf(`//button[normalize-space(.)=%q]`, label))
-	Expect(b.do(chromedp.WaitVisible(xp), chromedp.Click(xp))).To(Succeed(), "click %q", label)
+	b.clickXPath(fmt.Sprintf(`//button[normalize-space(.)=%q]`, label))
+}
+
+func (b *browser) confirm(label string) {
+	GinkgoHelper()
+	b.clickXPath(fmt.Sprintf(`//*[contains(concat(' ', @class, ' '), ' pf-v6-c-modal-box ')]//button[normalize-space(.)=%q]`, label))
+}
+
+func (b *browser) clickXPath(xp string) {
+	GinkgoHelper()
+	sel := chromedp.Search(xp)
+	Expect(b.do(chromedp.WaitVisible(sel), chromedp.Click(sel))).To(Succeed(), "click %s", xp)
 }
 
 // accessible runs axe-core on the plugin's view: no serious or critical

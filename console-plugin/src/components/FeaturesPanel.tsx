@@ -1,28 +1,14 @@
 import { Fragment, useState } from 'react';
-import {
-  Button,
-  Card,
-  CardBody,
-  CardTitle,
-  Label,
-  Modal,
-  ModalBody,
-  ModalFooter,
-  ModalHeader,
-  Switch,
-  Title,
-} from '@patternfly/react-core';
+import { Card, CardBody, CardTitle, Label, Switch, Title } from '@patternfly/react-core';
 import { ExpandableRowContent, Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { outcomeColor, stateColor } from '../logic';
 import type { Feature, Overview } from '../types';
-import type { Act } from './AutopilotView';
-import SwitchPreview from './SwitchPreview';
+import type { Ask } from './AutopilotView';
 
 // FeaturesPanel: each feature's switch and state, and per object its
 // outcome, the other writer it fights, and what a person customized.
-const FeaturesPanel = ({ overview, act }: { overview: Overview; act: Act }) => {
+const FeaturesPanel = ({ overview, ask }: { overview: Overview; ask: Ask }) => {
   const [expanded, setExpanded] = useState<Record<string, boolean>>({});
-  const [asked, setAsked] = useState<{ f: Feature; on: boolean }>();
   return (
     <Card data-test="features">
       <CardTitle>
@@ -56,7 +42,15 @@ const FeaturesPanel = ({ overview, act }: { overview: Overview; act: Act }) => {
                         id={`switch-${f.name}`}
                         aria-label={`Turn ${f.name} ${f.switchOn ? 'off' : 'on'}`}
                         isChecked={f.switchOn}
-                        onChange={(_e, on) => setAsked({ f, on })}
+                        onChange={(_e, on) =>
+                          ask({
+                            key: f.switch!,
+                            value: on ? 'true' : null,
+                            title: `Turn ${f.name} ${on ? 'on' : 'off'}?`,
+                            confirm: `Turn ${on ? 'on' : 'off'}`,
+                            done: `${f.name} turned ${on ? 'on' : 'off'}`,
+                          })
+                        }
                       />
                     ) : (
                       'always on'
@@ -87,29 +81,6 @@ const FeaturesPanel = ({ overview, act }: { overview: Overview; act: Act }) => {
             );
           })}
         </Table>
-        {asked && (
-          <Modal isOpen variant="medium" onClose={() => setAsked(undefined)} aria-labelledby="switch-title">
-            <ModalHeader title={`Turn ${asked.f.name} ${asked.on ? 'on' : 'off'}?`} labelId="switch-title" />
-            <ModalBody>
-              <SwitchPreview annotation={asked.f.switch!} value={asked.on ? 'true' : null} />
-            </ModalBody>
-            <ModalFooter>
-              <Button
-                variant="primary"
-                onClick={async () => {
-                  const { f, on } = asked;
-                  setAsked(undefined);
-                  await act(f.switch!, on ? 'true' : null, `${f.name} turned ${on ? 'on' : 'off'}`);
-                }}
-              >
-                Turn {asked.on ? 'on' : 'off'}
-              </Button>
-              <Button variant="link" onClick={() => setAsked(undefined)}>
-                Cancel
-              </Button>
-            </ModalFooter>
-          </Modal>
-        )}
       </CardBody>
     </Card>
   );

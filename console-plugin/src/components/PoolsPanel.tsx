@@ -71,7 +71,6 @@ const PoolCard = ({ pool, now }: { pool: Pool; now: Date }) => {
       <CardBody>
         <Content component="p">
           {pool.nodesError ? `Its nodes cannot be told: ${pool.nodesError}` : `${pool.nodes} node${pool.nodes === 1 ? '' : 's'}`}
-          {pool.nodeNames && pool.nodeNames.length > 0 && `: ${pool.nodeNames.join(', ')}${pool.nodes > pool.nodeNames.length ? ', ...' : ''}`}
         </Content>
         {pool.waiting.length > 0 && (
           <List isPlain>
@@ -86,7 +85,7 @@ const PoolCard = ({ pool, now }: { pool: Pool; now: Date }) => {
             <List isPlain>
               {pool.rolled.slice(0, 5).map((r, i) => (
                 <ListItem key={i}>
-                  {relative(r.since, now)}: {r.object} ({r.reason}){r.impact && `; ${r.impact}`}
+                  {relative(r.since, now)}: {r.object} ({r.reason})
                 </ListItem>
               ))}
             </List>

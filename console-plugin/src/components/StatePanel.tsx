@@ -19,7 +19,7 @@ import {
 } from '@patternfly/react-core';
 import { ANNOTATION, isZeroTime, relative } from '../logic';
 import type { Overview } from '../types';
-import type { Act } from './AutopilotView';
+import type { Ask } from './AutopilotView';
 
 const modeColor = { managed: 'green', paused: 'orange', 'report-only': 'blue', list: 'purple' } as const;
 
@@ -32,7 +32,7 @@ const modeText = {
 
 // StatePanel: the autopilot's mode, window, admission policy and health,
 // with pause/resume and the window's setting.
-const StatePanel = ({ overview, act }: { overview: Overview; act: Act }) => {
+const StatePanel = ({ overview, ask }: { overview: Overview; ask: Ask }) => {
   const a = overview.autopilot;
   const now = new Date(overview.generated);
   const [windowDraft, setWindowDraft] = useState(a.window.value ?? '');
@@ -65,11 +65,33 @@ const StatePanel = ({ overview, act }: { overview: Overview; act: Act }) => {
                 </FlexItem>
                 <FlexItem>
                   {paused || a.mode === 'report-only' ? (
-                    <Button variant="secondary" onClick={() => act(ANNOTATION.autopilot, null, 'Resumed: the autopilot manages every feature that is on')}>
+                    <Button
+                      variant="secondary"
+                      onClick={() =>
+                        ask({
+                          key: ANNOTATION.autopilot,
+                          value: null,
+                          title: 'Resume the autopilot?',
+                          confirm: 'Resume',
+                          done: 'Resumed: the autopilot manages every feature that is on',
+                        })
+                      }
+                    >
                       Resume
                     </Button>
                   ) : (
-                    <Button variant="secondary" onClick={() => act(ANNOTATION.autopilot, 'false', 'Paused: nothing is written or deleted')}>
+                    <Button
+                      variant="secondary"
+                      onClick={() =>
+                        ask({
+                          key: ANNOTATION.autopilot,
+                          value: 'false',
+                          title: 'Pause the autopilot?',
+                          confirm: 'Pause',
+                          done: 'Paused: nothing is written or deleted',
+                        })
+                      }
+                    >
                       Pause
                     </Button>
                   )}
@@ -94,14 +116,33 @@ const StatePanel = ({ overview, act }: { overview: Overview; act: Act }) => {
                   <Button
                     variant="secondary"
                     isDisabled={windowDraft.trim() === '' || windowDraft.trim() === (a.window.value ?? '')}
-                    onClick={() => act(ANNOTATION.window, windowDraft.trim(), `Disruption window set to ${windowDraft.trim()}`)}
+                    onClick={() =>
+                      ask({
+                        key: ANNOTATION.window,
+                        value: windowDraft.trim(),
+                        title: `Set the disruption window to "${windowDraft.trim()}"?`,
+                        confirm: 'Set window',
+                        done: `Disruption window set to ${windowDraft.trim()}`,
+                      })
+                    }
                   >
                     Set window
                   </Button>
                 </FlexItem>
                 {a.window.value && (
                   <FlexItem>
-                    <Button variant="link" onClick={() => act(ANNOTATION.window, null, 'Disruption window removed: rollouts go at any time')}>
+                    <Button
+                      variant="link"
+                      onClick={() =>
+                        ask({
+                          key: ANNOTATION.window,
+                          value: null,
+                          title: 'Remove the disruption window?',
+                          confirm: 'Remove window',
+                          done: 'Disruption window removed: rollouts go at any time',
+                        })
+                      }
+                    >
                       Remove
                     </Button>
                   </FlexItem>
@@ -165,10 +206,15 @@ const WindowState = ({ overview, now }: { overview: Overview; now: Date }) => {
     <div>
       <code>{w.value}</code>{' '}
       {w.open ? (
-        <Label color="green">open</Label>
+        <Label color="green" data-test="window-state">
+          open
+        </Label>
       ) : (
         <>
-          <Label color="orange">closed</Label> opens {relative(w.nextOpen, now)} ({new Date(w.nextOpen).toUTCString()})
+          <Label color="orange" data-test="window-state">
+            closed
+          </Label>{' '}
+          opens {relative(w.nextOpen, now)} ({new Date(w.nextOpen).toUTCString()})
         </>
       )}
     </div>

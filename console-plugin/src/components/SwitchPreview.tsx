@@ -2,13 +2,15 @@ import { useEffect, useState } from 'react';
 import { Alert, Content, Label, List, ListItem, Spinner } from '@patternfly/react-core';
 import { fetchPreview } from '../api';
 import { changeSummary, waitWhy } from '../logic';
-import type { Preview } from '../types';
+import type { Overview, Preview } from '../types';
 
 // SwitchPreview shows, before a person sets an annotation, what the
-// autopilot would then write and delete, what reboots and when, and what
-// each pool's drain does to its VMs: the controller's planner and judge,
-// asked through the API.
-const SwitchPreview = ({ annotation, value }: { annotation: string; value: string | null }) => {
+// autopilot would then write and delete, what reboots and when, what
+// each pool's drain does to its VMs, and the HCO inputs it would report
+// that it does not now (such as the HCO deploying WASP when a pause
+// drops the value it reads): the controller's planner and judge, asked
+// through the API.
+const SwitchPreview = ({ annotation, value, current }: { annotation: string; value: string | null; current: Overview }) => {
   const [p, setP] = useState<Preview>();
   const [err, setErr] = useState<string>();
   useEffect(() => {
@@ -26,8 +28,15 @@ const SwitchPreview = ({ annotation, value }: { annotation: string; value: strin
   if (!p) {
     return <Spinner size="md" aria-label="Asking the autopilot" />;
   }
+  const known = new Set(current.notices.map((n) => `${n.annotation} ${n.reason} ${n.message}`));
+  const notices = p.notices.filter((n) => !known.has(`${n.annotation} ${n.reason} ${n.message}`));
   return (
     <div data-test="preview">
+      {notices.map((n) => (
+        <Alert key={`${n.annotation} ${n.reason}`} variant="warning" isInline title={n.annotation} data-test="preview-notice">
+          {n.message}
+        </Alert>
+      ))}
       <Content component="p" data-test="preview-summary">
         {changeSummary(p.changes)}
       </Content>
@@ -45,7 +54,7 @@ const SwitchPreview = ({ annotation, value }: { annotation: string; value: strin
       </List>
       {p.pools.map((pool) => (
         <Content component="p" key={pool.name} data-test="preview-pool">
-          Pool <strong>{pool.name}</strong>: {pool.nodes} node{pool.nodes === 1 ? '' : 's'} drained in turn; {pool.impact}
+          Pool <strong>{pool.name}</strong>: {pool.impact}
         </Content>
       ))}
     </div>
