@@ -67,12 +67,15 @@ type scalePoint struct {
 	RSSAfterImpactMiB float64 `json:"rss_after_impact_mib"`
 	BurstReconciles   float64 `json:"burst_reconciles"`
 	// The console API as a viewer sees it (TLS, a reviewed token): the
-	// overview (100 requests) and a switch's preview (20: PCI passthrough
-	// turned off, each listing the worker pool's N VMIs), median and p99.
-	ConsoleOverviewP50Ms float64 `json:"console_overview_p50_ms"`
-	ConsoleOverviewP99Ms float64 `json:"console_overview_p99_ms"`
-	ConsolePreviewP50Ms  float64 `json:"console_preview_p50_ms"`
-	ConsolePreviewP99Ms  float64 `json:"console_preview_p99_ms"`
+	// overview (100 requests) and a switch's preview (PCI passthrough
+	// turned off, which reboots the worker pool): the first, which counts
+	// the pool's N VMIs unless the controller counted them within the
+	// minute, then 20 more, median and p99.
+	ConsoleOverviewP50Ms  float64 `json:"console_overview_p50_ms"`
+	ConsoleOverviewP99Ms  float64 `json:"console_overview_p99_ms"`
+	ConsolePreviewFirstMs float64 `json:"console_preview_first_ms"`
+	ConsolePreviewP50Ms   float64 `json:"console_preview_p50_ms"`
+	ConsolePreviewP99Ms   float64 `json:"console_preview_p99_ms"`
 }
 
 // TestScale runs the cluster binary against a real API server growing to
