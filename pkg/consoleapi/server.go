@@ -146,10 +146,12 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		_ = preview.WriteJSON(w, Build(s.Catalog, eval, notices, s.Source.Snapshot(), now()))
 	})
-	mux.Handle("GET "+OverviewPath, metricsauth.Guard(s.Reviewer, time.Now, s.Auth, s.readsHCO, ProxyAlias, s.Log, overview))
-	mux.Handle("GET "+PreviewPath, metricsauth.Guard(s.Reviewer, time.Now, s.Auth, s.readsHCO, ProxyAlias, s.Log, bounded(func(w http.ResponseWriter, r *http.Request) {
-		s.preview(w, r, now())
-	})))
+	// One guard, so one cache of verdicts, in front of every API route.
+	api := http.NewServeMux()
+	api.Handle("GET "+OverviewPath, overview)
+	api.Handle("GET "+PreviewPath, bounded(func(w http.ResponseWriter, r *http.Request) { s.preview(w, r, now()) }))
+	guarded := metricsauth.Guard(s.Reviewer, time.Now, s.Auth, s.readsHCO, ProxyAlias, s.Log, api)
+	mux.Handle("GET /api/", guarded)
 	if s.PluginDir != "" {
 		files := http.FileServer(http.Dir(s.PluginDir))
 		mux.Handle("GET /", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
