@@ -46,11 +46,5 @@ const resourceURL = (model: Model, resource: Resource): string => {
   return `${base}${ns}/${model.plural}/${encodeURIComponent(resource.metadata?.name ?? '')}`;
 };
 
-export const k8sPatch = ({ model, resource, data }: { model: Model; resource: Resource; data: unknown[] }): Promise<unknown> =>
-  consoleFetchJSON(resourceURL(model, resource), 'PATCH', {
-    headers: { 'Content-Type': 'application/json-patch+json' },
-    body: JSON.stringify(data),
-  });
-
 export const k8sGet = ({ model, name, ns }: { model: Model; name: string; ns?: string }): Promise<unknown> =>
   consoleFetchJSON(resourceURL(model, { metadata: { name, namespace: ns } }));

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubevirt/virt-platform-autopilot/pkg/catalog"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/engine"
+	"github.com/kubevirt/virt-platform-autopilot/pkg/gate"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/impact"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/metricsauth"
 	"github.com/kubevirt/virt-platform-autopilot/pkg/rendercontext"
@@ -84,8 +85,11 @@ func TestBuild(t *testing.T) {
 			{Asset: "f1", Outcome: engine.Staged, Reason: "staged", HeldBy: "window", Object: "MachineConfig/50-f", Disruption: worker, Opponents: []string{"kubectl-edit"},
 				Impact:      "2 node(s) (n1, n2), 3 VMI(s) live-migrate; 1 block the drain: secret-ns/vm-a: no live migration",
 				ImpactPools: []impact.Pool{{Pool: "worker", Nodes: []string{"n1", "n2"}, Migrate: 3, Blocking: []string{"secret-ns/vm-a: no live migration"}}}},
-			// Paused by a person: it waits for them, not for the pool.
+			// Paused, report-only, kept by the deletion guard: each waits
+			// for a person, not for the pool.
 			{Asset: "g1", Outcome: engine.Paused, Disruption: worker},
+			{Asset: "g2", Outcome: engine.Drifted, HeldBy: gate.ReportOnly, Disruption: worker},
+			{Asset: "g3", Outcome: engine.Retained, HeldBy: gate.Intent, Disruption: worker},
 		},
 		Rolled: []report.Rollout{
 			{Object: "MachineConfig/old", Disruption: *worker, What: "created", At: now.Add(-2 * time.Hour)},

@@ -141,9 +141,16 @@ type FeatureAsset struct {
 
 // waits reports whether st is a write that will go but has not: one the
 // gate holds (its check named), or one sent and failed, tried again. An
-// asset paused, off or in conflict waits for a person, not for a pool.
+// asset paused, off, in conflict, report-only or kept by the deletion
+// guard waits for a person, not for a pool.
 func waits(st report.AssetStatus) bool {
-	return st.HeldBy != "" || st.Outcome == engine.Failed || st.Outcome == engine.Refused
+	switch st.HeldBy {
+	case gate.ReportOnly, gate.Intent:
+		return false
+	case "":
+		return st.Outcome == engine.Failed || st.Outcome == engine.Refused
+	}
+	return true
 }
 
 // Build makes the overview from an evaluation and what the controller

@@ -234,13 +234,16 @@ func (g *Gate) Peek(rc *rendercontext.RenderContext, w Write) Verdict {
 // Deletion intent comes before report-only: a deletion the guard refuses
 // is no change a report-only autopilot would make, so it is reported as
 // kept, not as "would delete".
-var Order = []string{Intent, "report-only", Beside, "input", "dependency", Backoff, "settle", "fact budget", Window, Pools, WriteBudget}
+var Order = []string{Intent, ReportOnly, Beside, "input", "dependency", Backoff, "settle", "fact budget", Window, Pools, WriteBudget}
 
 // The checks callers tell apart by name.
 const (
 	// Intent: a deletion the guard refuses (not provably the
 	// autopilot's, not intended): the object is kept (Verdict.Kept).
 	Intent = "deletion intent"
+	// ReportOnly: the autopilot only reports; nothing is sent until a
+	// person changes the activation.
+	ReportOnly = "report-only"
 	// Beside: the autopilot OpenShift Virtualization ships acts, or may.
 	Beside = "beside the shipped autopilot"
 	// Backoff: the asset's (or tombstone's) last attempt failed and its
@@ -274,7 +277,7 @@ type check func(j *judgement) (Verdict, bool)
 // checks are the rules, by name (Order gives their order).
 var checks = map[string]check{
 	Intent:        (*judgement).intent,
-	"report-only": (*judgement).reportOnly,
+	ReportOnly:    (*judgement).reportOnly,
 	Beside:        (*judgement).beside,
 	"input":       (*judgement).input,
 	"dependency":  (*judgement).dependency,
