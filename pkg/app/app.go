@@ -39,6 +39,11 @@ import (
 	"github.com/kubevirt/virt-platform-autopilot/pkg/tombstone"
 )
 
+// ShutdownTimeout bounds a stop: the manager waits this long for its
+// runnables to end (config/manager's terminationGracePeriodSeconds is
+// above it).
+const ShutdownTimeout = 75 * time.Second
+
 // Config are the manager's settings (the run command's flags).
 type Config struct {
 	Namespace          string
@@ -68,6 +73,9 @@ type Config struct {
 	// The fleet status ConfigMap lives there too (the autopilot's own
 	// namespace).
 	LeaderElectionNamespace string
+	// Lease: the leader lease's durations; a zero field takes the
+	// cluster's default (OpenShift's conventions, by its topology).
+	Lease LeaseTimings
 	// Version is the autopilot's version, in the fleet status.
 	Version       string
 	Resync        time.Duration
@@ -129,12 +137,18 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 		return nil, nil, err
 	}
 	metrics := metricsserver.Options{BindAddress: orDisabled(c.MetricsBindAddress)}
+	// One client for the reads made once before the manager starts.
+	var boot client.Client
+	var bootErr error
+	if c.MetricsSecure || c.consoleOn() || c.LeaderElection {
+		boot, bootErr = client.New(cfg, client.Options{})
+	}
 	var tlsServed *tlsprofile.Served
 	if c.MetricsSecure || c.consoleOn() {
 		// The cluster's TLS profile: read once before anything is served
 		// (every replica, the leader or not), then followed by the
 		// reconciler from APIServer/cluster.
-		tlsServed = tlsprofile.NewServed(initialTLS(cfg))
+		tlsServed = tlsprofile.NewServed(initialTLS(boot, bootErr))
 	}
 	if c.MetricsSecure {
 		metrics.TLSOpts = append(metrics.TLSOpts, tlsServed.TLSOpt())
@@ -147,7 +161,7 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 	// How each CRD merges, kept by the cache's transform as it drops the
 	// schemas, read by every reconcile as typed data.
 	structures := structure.NewStore()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                  Scheme(),
 		Cache:                   clusterread.CacheOptions(cat, structures),
 		Metrics:                 metrics,
@@ -155,14 +169,28 @@ func NewManager(cfg *rest.Config, c Config) (manager.Manager, *controller.Reconc
 		LeaderElection:          c.LeaderElection,
 		LeaderElectionID:        "virt-platform-autopilot.kubevirt.io",
 		LeaderElectionNamespace: c.leaseNamespace(),
-		// A replica that shuts down hands the lease over at once instead of
-		// letting it expire: failover in seconds. Safe because the manager
-		// stops every writer before it releases.
+		// A replica that shuts down hands the lease over instead of letting
+		// it expire: the standby takes it within one retry period, not a
+		// lease duration. Safe because the manager stops every writer
+		// before it releases.
 		LeaderElectionReleaseOnCancel: true,
+		// Long enough for every runnable to end on its own, so a stop
+		// releases the lease cleanly instead of failing: an informer whose
+		// streaming list was refused (connection refused, 429) sleeps its
+		// backoff without watching for the stop, up to 60s (client-go
+		// tools/cache/reflector.go, Reflector.watchList: the delay of
+		// isErrorRetriableWithSideEffectsFn, capped at 30s with a jitter
+		// of 1.0). Below the Deployment's terminationGracePeriodSeconds.
+		GracefulShutdownTimeout: ptr.To(ShutdownTimeout),
 		// One controller per process; a restart inside one process (tests)
 		// must not trip the duplicate-name guard.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}
+	if c.LeaderElection {
+		lease := leaseFor(c.Lease, boot, bootErr)
+		opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = &lease.Duration, &lease.RenewDeadline, &lease.RetryPeriod
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("create manager: %w", err)
 	}
@@ -249,8 +277,7 @@ func (c Config) leaseNamespace() string {
 
 // initialTLS reads the cluster's TLS profile before the metrics endpoint
 // serves: a replica waiting for the lease serves it too.
-func initialTLS(cfg *rest.Config) tlsprofile.Profile {
-	c, err := client.New(cfg, client.Options{})
+func initialTLS(c client.Reader, err error) tlsprofile.Profile {
 	if err != nil {
 		ctrl.Log.Error(err, "cannot read the cluster's TLS profile; serving Intermediate until the reconciler reads it", "action", "keep")
 		return tlsprofile.Intermediate()

@@ -152,7 +152,8 @@ type replica struct {
 type replicaOptions struct {
 	log         *requestLog // every request goes through it
 	leaderElect bool
-	host        string // the API server address, when not cfg.Host (a proxy)
+	lease       app.LeaseTimings // zero: the cluster's defaults
+	host        string           // the API server address, when not cfg.Host (a proxy)
 }
 
 // startReplica runs an autopilot manager.
@@ -169,7 +170,7 @@ func startReplica(o replicaOptions) replica {
 		UnwatchedPoll: 2 * time.Second, SettlePeriod: testSettle, Now: shiftedNow,
 		MetricsBindAddress: metricsAddr, MetricsSecure: true,
 		ConsoleBindAddress: consoleAddr, ConsoleCertDir: consoleCert.dir, ConsolePluginDir: pluginDist(),
-		LeaderElection: o.leaderElect, LeaderElectionNamespace: operatorNamespace,
+		LeaderElection: o.leaderElect, LeaderElectionNamespace: operatorNamespace, Lease: o.lease,
 	})
 	Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(suiteCtx)
@@ -188,14 +189,15 @@ func stopManager() {
 		return
 	}
 	mgrCancel()
-	Eventually(mgrDone).Should(BeClosed())
+	Eventually(mgrDone).WithTimeout(app.ShutdownTimeout + 10*time.Second).Should(BeClosed())
 	mgrCancel = nil
 }
 
 // stop stops the replica and waits until it has exited.
 func (r replica) stop() {
 	r.cancel()
-	Eventually(r.done).Should(BeClosed())
+	// A stop may wait for client-go's backoff (app.ShutdownTimeout).
+	Eventually(r.done).WithTimeout(app.ShutdownTimeout + 10*time.Second).Should(BeClosed())
 }
 
 // requestLog records the manager's API requests other than watches (a

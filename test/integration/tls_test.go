@@ -70,8 +70,8 @@ func tlsSpecs(ctx context.Context) {
 		installLeaderElectionRBAC(ctx)
 		installCRD(ctx, readCRD(filepath.Join(vendorDir(), "openshift", "0000_10_config-operator_01_apiservers-Default.crd.yaml")))
 		stopManager()
-		a := startReplica(replicaOptions{log: &requestLog{}, leaderElect: true})
-		b := startReplica(replicaOptions{log: &requestLog{}, leaderElect: true})
+		a := startReplica(replicaOptions{log: &requestLog{}, leaderElect: true, lease: quickHandover})
+		b := startReplica(replicaOptions{log: &requestLog{}, leaderElect: true, lease: quickHandover})
 		DeferCleanup(func() {
 			a.stop()
 			b.stop()

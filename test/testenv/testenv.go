@@ -3,12 +3,14 @@
 package testenv
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -127,12 +129,30 @@ func WriteKubeconfig(cfg *rest.Config, path string) error {
 }
 
 // FreeAddr returns a loopback address with a port nothing listens on, for
-// the endpoints of a manager or process a test starts.
+// the endpoints of a manager or process a test starts. The port is free
+// only until someone binds it, and the kernel may hand a released port out
+// again: a port this process was given once is never given again, so two
+// endpoints of the same test (a replica's metrics and console servers, or
+// two replicas) never race for one port.
 func FreeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		addr := l.Addr().String()
+		_ = l.Close()
+		if !handedOut.addrs[addr] {
+			handedOut.addrs[addr] = true
+			return addr, nil
+		}
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String(), nil
+	return "", errors.New("no loopback port this process has not handed out before")
 }
+
+var handedOut = struct {
+	sync.Mutex
+	addrs map[string]bool
+}{addrs: map[string]bool{}}

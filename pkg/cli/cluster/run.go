@@ -67,6 +67,9 @@ reconcile that changes nothing. --zap-log-level=debug adds the reasoning.`,
 	f.StringVar(&cfg.ProbeBindAddress, "health-probe-bind-address", ":8082", "address of /healthz and /readyz")
 	f.BoolVar(&cfg.LeaderElection, "leader-elect", false, "elect a leader so only one replica reconciles")
 	f.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease (default: $POD_NAMESPACE, else --namespace)")
+	f.DurationVar(&cfg.Lease.Duration, "leader-elect-lease-duration", 0, "how long a standby waits for a lease its leader stopped renewing (default: OpenShift's convention by control plane topology, 137s; 270s on a single node)")
+	f.DurationVar(&cfg.Lease.RenewDeadline, "leader-elect-renew-deadline", 0, "how long the leader retries renewing before it stops leading and exits (default: 107s; 240s on a single node)")
+	f.DurationVar(&cfg.Lease.RetryPeriod, "leader-elect-retry-period", 0, "how often the leader renews and a standby tries to acquire (default: 26s; 60s on a single node)")
 	f.DurationVar(&cfg.SettlePeriod, "settle-period", settle.DefaultPeriod, "how long a changed hardware or topology fact must hold before a write it asks for that reboots a pool or changes remediation (negative: no wait)")
 	f.DurationVar(&cfg.Resync, "resync", 10*time.Minute, "re-evaluate every asset this often without events (costs no API request when nothing drifted)")
 	// Logging: --zap-log-level (debug, info, error or a number), --zap-encoder (json, console), ...
