@@ -175,10 +175,11 @@ func startReplica(o replicaOptions) replica {
 	Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(suiteCtx)
 	rp := replica{rec: r, cancel: cancel, done: make(chan struct{}), metrics: metricsAddr}
+	console := consoleAddr // the globals name the latest replica
 	go func() {
 		defer GinkgoRecover()
 		defer close(rp.done)
-		Expect(mgr.Start(ctx)).To(Succeed())
+		Expect(mgr.Start(ctx)).To(Succeed(), "the replica serving metrics on %s and the console on %s ended with an error", rp.metrics, console)
 	}()
 	return rp
 }
