@@ -27,10 +27,6 @@ type LeaseTimings struct {
 	RetryPeriod time.Duration
 }
 
-// The control plane topologies of config.openshift.io/v1 Infrastructure
-// status.controlPlaneTopology that change the lease.
-const singleReplica = "SingleReplica"
-
 // leaseDefaults are OpenShift's conventions for a component's lease,
 // from openshift/library-go pkg/config/leaderelection/leaderelection.go:
 // LeaderElectionDefaulting (137s, 107s, 26s: the leader outlives 78s of
@@ -42,7 +38,7 @@ const singleReplica = "SingleReplica"
 // Any other topology, or none known (not OpenShift, Infrastructure
 // unreadable), takes the highly available values, as library-go does.
 func leaseDefaults(topology string) LeaseTimings {
-	if topology == singleReplica {
+	if topology == rendercontext.SingleReplicaTopology {
 		return LeaseTimings{Duration: 270 * time.Second, RenewDeadline: 240 * time.Second, RetryPeriod: 60 * time.Second}
 	}
 	return LeaseTimings{Duration: 137 * time.Second, RenewDeadline: 107 * time.Second, RetryPeriod: 26 * time.Second}
@@ -78,8 +74,7 @@ func controlPlaneTopology(ctx context.Context, c client.Reader) (string, error) 
 		}
 		return "", err
 	}
-	topology, _, _ := unstructured.NestedString(infra.Object, "status", "controlPlaneTopology")
-	return topology, nil
+	return rendercontext.ControlPlaneTopology(infra), nil
 }
 
 // leaseFor completes the configured timings with the cluster's defaults,

@@ -126,6 +126,17 @@ func nodeTopology(s NodeSet) roleCounts {
 	return t
 }
 
+// SingleReplicaTopology is the control plane topology of a single-node
+// cluster (openshift/api config/v1 types_infrastructure.go TopologyMode).
+const SingleReplicaTopology = "SingleReplica"
+
+// ControlPlaneTopology is an Infrastructure object's
+// status.controlPlaneTopology; "" when it says none.
+func ControlPlaneTopology(infra *unstructured.Unstructured) string {
+	t, _, _ := unstructured.NestedString(infra.Object, "status", "controlPlaneTopology")
+	return t
+}
+
 func topology(f Facts, s NodeSet) Topology {
 	var t Topology
 	counts := nodeTopology(s)
@@ -133,7 +144,7 @@ func topology(f Facts, s NodeSet) Topology {
 	schedulableMasterNodes := counts.schedulableMasters
 	if f.Infrastructure != nil {
 		t.OpenShift = true
-		t.ControlPlaneTopology, _, _ = unstructured.NestedString(f.Infrastructure.Object, "status", "controlPlaneTopology")
+		t.ControlPlaneTopology = ControlPlaneTopology(f.Infrastructure)
 		t.Platform, _, _ = unstructured.NestedString(f.Infrastructure.Object, "status", "platformStatus", "type")
 	}
 	if f.Scheduler != nil {
@@ -144,7 +155,7 @@ func topology(f Facts, s NodeSet) Topology {
 		t.SchedulableMasters = schedulableMasterNodes > 0
 	}
 	t.ExternalControlPlane = t.ControlPlaneTopology == "External"
-	t.SingleNode = t.ControlPlaneTopology == "SingleReplica" || (t.Nodes == 1 && t.Masters == 1)
+	t.SingleNode = t.ControlPlaneTopology == SingleReplicaTopology || (t.Nodes == 1 && t.Masters == 1)
 	// Compact: every node is a control-plane node that also runs workloads.
 	t.Compact = t.Masters > 0 && t.Workers == 0 && t.SchedulableMasters && !t.SingleNode
 	if t.SingleNode {

@@ -15,6 +15,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -86,6 +87,11 @@ func faultSpecs(ctx context.Context) {
 		})
 		psiConverged()
 		Eventually(func() string { return status("psi-enable").ObservedResourceVersion }).ShouldNot(BeEmpty())
+		// No Infrastructure: a highly available cluster's lease, as the
+		// holder wrote it (openshift/library-go LeaderElectionDefaulting).
+		lease := &coordinationv1.Lease{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: "virt-platform-autopilot.kubevirt.io"}, lease)).To(Succeed())
+		Expect(lease.Spec.LeaseDurationSeconds).To(HaveValue(Equal(int32(137))))
 		mark := log.mark()
 
 		// Longer than controller-runtime's renew deadline (10s): with its
